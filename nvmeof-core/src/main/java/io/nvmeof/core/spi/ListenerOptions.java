@@ -1,0 +1,32 @@
+package io.nvmeof.core.spi;
+
+import java.net.InetSocketAddress;
+
+/**
+ * What the target asks of one listening port.
+ *
+ * @param address            where to listen
+ * @param portId             PORTID reported in discovery log entries
+ * @param maxQueueSize       the largest I/O queue a host may connect (CAP.MQES + 1); the admin queue is always 32
+ * @param inCapsuleDataSize  in-capsule data bytes accepted on I/O queues (IOCCSZ = (64 + this) / 16)
+ * @param ioThreads          event-loop threads serving the queues (0: the transport's default)
+ * @param digestsAllowed     whether header/data digests may be negotiated (TCP)
+ */
+public record ListenerOptions(InetSocketAddress address, int portId, int maxQueueSize, int inCapsuleDataSize,
+                              int ioThreads, boolean digestsAllowed) {
+    public static final int DEFAULT_MAX_QUEUE_SIZE = 128;
+    public static final int DEFAULT_IN_CAPSULE_DATA_SIZE = 16384;
+
+    public ListenerOptions {
+        if (maxQueueSize < 2 || maxQueueSize > 65536) {
+            throw new IllegalArgumentException("maxQueueSize must be 2..65536: " + maxQueueSize);
+        }
+        if (inCapsuleDataSize < 0 || inCapsuleDataSize % 16 != 0) {
+            throw new IllegalArgumentException("inCapsuleDataSize must be a non-negative multiple of 16: " + inCapsuleDataSize);
+        }
+    }
+
+    public static ListenerOptions of(InetSocketAddress address) {
+        return new ListenerOptions(address, 1, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_IN_CAPSULE_DATA_SIZE, 0, true);
+    }
+}

@@ -1,0 +1,70 @@
+package io.nvmeof.core.spi;
+
+import io.nvmeof.core.wire.CompletionQueueEntry;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+
+import java.nio.ByteBuffer;
+
+/**
+ * One command in flight on a target queue: a reusable slot owned by the transport (the TCP transfer tag or the RDMA
+ * wr_id is its index). It belongs to the core from {@link QueueHandler#onCommand} until {@link #complete()}; all calls
+ * happen on the queue's own thread.
+ *
+ * <p>Lifecycle, mirroring nvmet and SPDK (architecture sketch):
+ * <pre>
+ *   onCommand(req) ─► [req.receiveData(receiver) ─► receiver.onData(req, status)]   host→controller data
+ *                  ─► [req.addData(...)]*                                           controller→host data
+ *                  ─► req.response().dw0(..)/status(..) ─► req.complete()
+ * </pre>
+ */
+public interface TargetRequest {
+    /** The command. Valid until {@link #complete()}. */
+    SubmissionQueueEntry command();
+
+    /**
+     * The response the core fills: DW0, DW1, SQID, SQHD and STATUS. The transport has zeroed it and fills CID. Valid
+     * until {@link #complete()}.
+     */
+    CompletionQueueEntry response();
+
+    /**
+     * Non-zero if the transport found the data pointer unusable for this binding (wrong SGL type, in-capsule data
+     * too long, in-capsule data on a read, ...): the status to complete with, e.g. SGL Descriptor Type Invalid + DNR.
+     */
+    int transportStatus();
+
+    /** Data bytes the command's SGL describes (0 if none), whatever the direction. */
+    int dataLength();
+
+    /** Whether the host-to-controller data came inside the command capsule. */
+    boolean inCapsuleData();
+
+    /**
+     * Fetches the command's host-to-controller data ({@link #dataLength()} bytes) and calls
+     * {@code receiver.onData(this, status)} on the queue thread, at once if the data came in the capsule, otherwise
+     * after the transfer (TCP: R2T + H2CData; RDMA: RDMA Read). Called at most once per command.
+     */
+    void receiveData(DataReceiver receiver);
+
+    /**
+     * Host-to-controller data, after {@link DataReceiver#onData} with status 0: a little-endian buffer whose bytes
+     * {@code [0, dataLength())} are the data (absolute indexing; position and limit are unspecified). Owned by the
+     * transport; valid until {@link #complete()}.
+     */
+    ByteBuffer data();
+
+    /**
+     * Appends {@code length} bytes of {@code source}, starting at absolute index {@code offset}, to the
+     * controller-to-host data of this command. The transport sends them without copying where it can (TCP: the
+     * buffer goes to the socket; RDMA: RDMA Write from registered memory) and calls {@code release} exactly once when it
+     * no longer needs them. The total must not exceed {@link #dataLength()}. {@code source} must stay unchanged until
+     * then.
+     */
+    void addData(ByteBuffer source, int offset, int length, DataRelease release);
+
+    /**
+     * Sends the response (and any data added), after which the request is the transport's again. The core must have
+     * set {@code response().status()} (0 for success).
+     */
+    void complete();
+}

@@ -1,0 +1,38 @@
+package io.nvmeof.target.config;
+
+import java.util.UUID;
+
+/**
+ * One RAM-backed namespace.
+ *
+ * @param nsid      namespace ID, 1..1024 (0: the next free one in its subsystem)
+ * @param sizeBytes capacity in bytes, a positive multiple of the block size
+ * @param blockSize logical block size, 512 or 4096
+ * @param uuid      the namespace UUID, also the source of its NGUID (null: derived from subsystem NQN and NSID, so it is
+ *                  stable across restarts and unique across subsystems)
+ * @param readOnly  whether writes fail with Namespace is Write Protected
+ */
+public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly) {
+    public static final int MAX_NSID = 1024;
+
+    public NamespaceConfig {
+        if (nsid < 0 || nsid > MAX_NSID) {
+            throw new IllegalArgumentException("nsid must be 1.." + MAX_NSID + ": " + nsid);
+        }
+        if (blockSize != 512 && blockSize != 4096) {
+            throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
+        }
+        if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
+            throw new IllegalArgumentException("namespace size must be a positive multiple of the block size ("
+                    + blockSize + "): " + sizeBytes);
+        }
+    }
+
+    public static NamespaceConfig of(int nsid, long sizeBytes) {
+        return new NamespaceConfig(nsid, sizeBytes, 4096, null, false);
+    }
+
+    public NamespaceConfig withNsid(int newNsid) {
+        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly);
+    }
+}

@@ -1,0 +1,36 @@
+package io.nvmeof.target.config;
+
+import java.util.List;
+
+/**
+ * One NVM subsystem.
+ *
+ * @param nqn          the subsystem NQN (at most 223 bytes; not the discovery NQN)
+ * @param allowAnyHost whether every host may connect; if false only {@code hosts} may
+ * @param hosts        host NQNs allowed to connect when {@code allowAnyHost} is false
+ * @param namespaces   its namespaces
+ * @param serial       Identify SN (at most 20 ASCII characters; null: derived from the NQN)
+ * @param model        Identify MN (at most 40 ASCII characters; null: "nvmeof-java")
+ */
+public record SubsystemConfig(String nqn, boolean allowAnyHost, List<String> hosts, List<NamespaceConfig> namespaces,
+                              String serial, String model) {
+    public SubsystemConfig {
+        if (nqn == null || nqn.isBlank()) {
+            throw new IllegalArgumentException("a subsystem needs an NQN");
+        }
+        if (!nqn.startsWith("nqn.")) {
+            throw new IllegalArgumentException("an NQN starts with 'nqn.': " + nqn);
+        }
+        if (nqn.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 223) {
+            throw new IllegalArgumentException("an NQN has at most 223 bytes: " + nqn);
+        }
+        hosts = hosts == null ? List.of() : List.copyOf(hosts);
+        namespaces = namespaces == null ? List.of() : List.copyOf(namespaces);
+        if (serial != null && (serial.length() > 20 || !serial.chars().allMatch(c -> c >= 0x20 && c < 0x7F))) {
+            throw new IllegalArgumentException("serial must be at most 20 printable ASCII characters: " + serial);
+        }
+        if (model != null && (model.length() > 40 || !model.chars().allMatch(c -> c >= 0x20 && c < 0x7F))) {
+            throw new IllegalArgumentException("model must be at most 40 printable ASCII characters: " + model);
+        }
+    }
+}
