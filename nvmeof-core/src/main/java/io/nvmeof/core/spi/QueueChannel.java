@@ -9,6 +9,9 @@ public interface QueueChannel {
 
     SocketAddress remoteAddress();
 
+    /** The local end of the connection: the address a host reached this port at (useful when bound to 0.0.0.0). */
+    SocketAddress localAddress();
+
     /**
      * Called by the core on the queue thread when a Connect succeeded on this queue (§2.2), before it completes the
      * Connect. The transport sizes the queue and, if {@code sqFlowControlDisabled}, may use the C2HData SUCCESS
