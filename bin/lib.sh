@@ -1,0 +1,26 @@
+# Shared by the bin/ launchers: build on first use, JVM options. Sourced, not run.
+
+# nvmeof_ensure_built MODULE: (re)builds MODULE and what it depends on when its jar is missing or any pom.xml or
+# source file is newer than it. Build output goes to stderr so that stdout stays the tool's own.
+nvmeof_ensure_built() {
+  local module=$1 jar stale=0
+  jar=$(ls "$ROOT/$module"/build/*.jar 2>/dev/null | grep -v -- '-tests.jar' | head -1 || true)
+  if [ -z "$jar" ] || [ ! -d "$ROOT/$module/build/lib" ]; then
+    stale=1
+  elif [ -n "$(find "$ROOT" -path "$ROOT/.git" -prune -o \( -name pom.xml -o -path '*/src/main/*' \) -type f -newer "$jar" -print -quit)" ]; then
+    stale=1
+  fi
+  if [ $stale = 1 ]; then
+    command -v mvn >/dev/null || { echo "nvmeof: Maven (mvn) is needed to build nvmeof-java: apt-get install maven" >&2; exit 1; }
+    echo "nvmeof: building nvmeof-java ($module and its dependencies; first use takes a minute)..." >&2
+    (cd "$ROOT" && mvn -B -q -DskipTests -Dmaven.test.skip=true install -pl "$module" -am) >&2 \
+      || { echo "nvmeof: build failed" >&2; exit 1; }
+  fi
+}
+
+# JVM options: namespace RAM is off-heap (direct memory), so allow up to the machine's memory; the heap stays small.
+nvmeof_jvm_opts() {
+  local kib
+  kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 4194304)
+  echo "-Xms256m -Xmx1g -XX:MaxDirectMemorySize=${kib}k -XX:+UseG1GC"
+}

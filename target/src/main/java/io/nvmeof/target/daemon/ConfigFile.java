@@ -1,0 +1,193 @@
+package io.nvmeof.target.daemon;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.Sizes;
+import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.core.spi.ListenerOptions;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The JSON configuration file of the target daemon, read with Jackson. Unknown keys are errors (a typo must not be
+ * silently ignored). Sizes are strings with suffixes ("1G", "512M") or plain byte counts.
+ *
+ * <pre>{@code
+ * {
+ *   "memoryBudget": "8G",
+ *   "listeners": [ { "listen": "tcp://0.0.0.0:4420", "maxQueueSize": 128, "inCapsuleDataSize": 16384 } ],
+ *   "subsystems": [ {
+ *       "nqn": "nqn.2024-01.io.nvmeof:disk1",
+ *       "allowAnyHost": false,
+ *       "hosts": [ "nqn.2014-08.org.nvmexpress:uuid:..." ],
+ *       "namespaces": [ { "nsid": 1, "size": "1T", "blockSize": 4096 } ] } ]
+ * }
+ * }</pre>
+ */
+public final class ConfigFile {
+    private ConfigFile() {
+    }
+
+    record Root(@JsonProperty("memoryBudget") String memoryBudget,
+                @JsonProperty("discoveryKatoMillis") Integer discoveryKatoMillis,
+                @JsonProperty("listeners") List<Listener> listeners,
+                @JsonProperty("subsystems") List<Subsystem> subsystems) {
+    }
+
+    record Listener(@JsonProperty("listen") String listen,
+                    @JsonProperty("maxQueueSize") Integer maxQueueSize,
+                    @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize) {
+    }
+
+    record Subsystem(@JsonProperty("nqn") String nqn,
+                     @JsonProperty("allowAnyHost") Boolean allowAnyHost,
+                     @JsonProperty("hosts") List<String> hosts,
+                     @JsonProperty("serial") String serial,
+                     @JsonProperty("model") String model,
+                     @JsonProperty("namespaces") List<Namespace> namespaces) {
+    }
+
+    record Namespace(@JsonProperty("nsid") Integer nsid,
+                     @JsonProperty("size") String size,
+                     @JsonProperty("blockSize") Integer blockSize,
+                     @JsonProperty("uuid") String uuid,
+                     @JsonProperty("readOnly") Boolean readOnly) {
+    }
+
+    /**
+     * Reads and checks a configuration file.
+     *
+     * @throws IllegalArgumentException with a message naming the file and what is wrong in it
+     */
+    public static TargetConfig load(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("config file not found: " + file);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage());
+        }
+        try {
+            return parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Parses configuration JSON; see {@link #load}. */
+    public static TargetConfig parse(String json) {
+        ObjectMapper mapper = new ObjectMapper()
+                .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+        Root root;
+        try {
+            root = mapper.readValue(json, Root.class);
+        } catch (UnrecognizedPropertyException e) {
+            throw new IllegalArgumentException("unknown key '" + e.getPropertyName() + "' at " + path(e)
+                    + " (known keys: " + e.getKnownPropertyIds() + ")");
+        } catch (JsonMappingException e) {
+            throw new IllegalArgumentException("bad value at " + path(e) + ": " + e.getOriginalMessage());
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
+                    + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
+                    + e.getLocation().getColumnNr() + ")"));
+        }
+        if (root == null) {
+            throw new IllegalArgumentException("the config is empty");
+        }
+        return toConfig(root);
+    }
+
+    private static String path(JsonMappingException e) {
+        StringBuilder sb = new StringBuilder("$");
+        for (JsonMappingException.Reference r : e.getPath()) {
+            if (r.getFieldName() != null) {
+                sb.append('.').append(r.getFieldName());
+            } else if (r.getIndex() >= 0) {
+                sb.append('[').append(r.getIndex()).append(']');
+            }
+        }
+        return sb.toString();
+    }
+
+    private static TargetConfig toConfig(Root root) {
+        List<ListenerConfig> listeners = new ArrayList<>();
+        List<Listener> ls = root.listeners() == null ? List.of() : root.listeners();
+        for (int i = 0; i < ls.size(); i++) {
+            Listener l = ls.get(i);
+            String where = "listeners[" + i + "]";
+            if (l == null || l.listen() == null) {
+                throw new IllegalArgumentException(where + ": \"listen\" is required, e.g. \"tcp://0.0.0.0:4420\"");
+            }
+            int queue = l.maxQueueSize() == null ? ListenerOptions.DEFAULT_MAX_QUEUE_SIZE : l.maxQueueSize();
+            int inCapsule = l.inCapsuleDataSize() == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
+                    : (int) checkedSize(l.inCapsuleDataSize(), where + ".inCapsuleDataSize");
+            try {
+                listeners.add(ListenerConfig.parse(l.listen(), queue, inCapsule));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
+            }
+        }
+        if (listeners.isEmpty()) {
+            throw new IllegalArgumentException("no listeners: add e.g. \"listeners\": [{\"listen\": \"tcp://0.0.0.0:4420\"}]");
+        }
+        List<SubsystemConfig> subsystems = new ArrayList<>();
+        List<Subsystem> ss = root.subsystems() == null ? List.of() : root.subsystems();
+        for (int i = 0; i < ss.size(); i++) {
+            Subsystem s = ss.get(i);
+            String where = "subsystems[" + i + "]";
+            if (s == null) {
+                throw new IllegalArgumentException(where + " is null");
+            }
+            List<NamespaceConfig> namespaces = new ArrayList<>();
+            List<Namespace> ns = s.namespaces() == null ? List.of() : s.namespaces();
+            for (int j = 0; j < ns.size(); j++) {
+                namespaces.add(namespace(ns.get(j), where + ".namespaces[" + j + "]", j + 1));
+            }
+            boolean any = s.allowAnyHost() == null ? (s.hosts() == null || s.hosts().isEmpty()) : s.allowAnyHost();
+            try {
+                subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model()));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
+            }
+        }
+        long budget = root.memoryBudget() == null ? 0 : checkedSize(root.memoryBudget(), "memoryBudget");
+        int kato = root.discoveryKatoMillis() == null ? 0 : root.discoveryKatoMillis();
+        return new TargetConfig(listeners, subsystems, budget, kato);
+    }
+
+    private static NamespaceConfig namespace(Namespace n, String where, int defaultNsid) {
+        if (n == null || n.size() == null) {
+            throw new IllegalArgumentException(where + ": \"size\" is required, e.g. \"1G\"");
+        }
+        try {
+            UUID uuid = n.uuid() == null ? null : UUID.fromString(n.uuid());
+            return new NamespaceConfig(n.nsid() == null ? defaultNsid : n.nsid(), checkedSize(n.size(), where + ".size"),
+                    n.blockSize() == null ? 4096 : n.blockSize(), uuid, n.readOnly() != null && n.readOnly());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
+    }
+
+    private static long checkedSize(String text, String where) {
+        try {
+            return Sizes.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
+    }
+}

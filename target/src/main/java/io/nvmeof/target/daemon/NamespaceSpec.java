@@ -1,0 +1,67 @@
+package io.nvmeof.target.daemon;
+
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.Sizes;
+
+import java.util.Locale;
+import java.util.UUID;
+
+/** Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro]} option. */
+final class NamespaceSpec {
+    private NamespaceSpec() {
+    }
+
+    static NamespaceConfig parse(String spec, int defaultNsid) {
+        Long size = null;
+        int blockSize = 4096;
+        int nsid = defaultNsid;
+        UUID uuid = null;
+        boolean readOnly = false;
+        for (String part : spec.split(",")) {
+            String p = part.trim();
+            if (p.isEmpty()) {
+                continue;
+            }
+            int eq = p.indexOf('=');
+            String key = (eq < 0 ? p : p.substring(0, eq)).toLowerCase(Locale.ROOT);
+            String value = eq < 0 ? null : p.substring(eq + 1);
+            switch (key) {
+                case "size":
+                    size = Sizes.parse(require(key, value));
+                    break;
+                case "bs":
+                case "block-size":
+                    blockSize = (int) Sizes.parse(require(key, value));
+                    break;
+                case "nsid":
+                    try {
+                        nsid = Integer.parseInt(require(key, value));
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("nsid must be a number: " + value);
+                    }
+                    break;
+                case "uuid":
+                    uuid = UUID.fromString(require(key, value));
+                    break;
+                case "ro":
+                case "read-only":
+                    readOnly = true;
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown namespace setting '" + key
+                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro)");
+            }
+        }
+        if (size == null) {
+            throw new IllegalArgumentException("--namespace needs size=..., e.g. --namespace size=1G");
+        }
+        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly);
+    }
+
+    private static String require(String key, String value) {
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("namespace setting '" + key + "' needs a value");
+        }
+        return value;
+    }
+}

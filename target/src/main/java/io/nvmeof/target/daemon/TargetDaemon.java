@@ -1,0 +1,223 @@
+package io.nvmeof.target.daemon;
+
+import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.target.NvmeTarget;
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.Sizes;
+import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TargetConfig;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code nvmeof-target}: the RAM-backed NVMe-oF target daemon. Starts from a JSON config file or from flags for the
+ * common case, logs connects and disconnects, and stops cleanly on SIGTERM or Ctrl-C.
+ */
+@Command(name = "nvmeof-target", mixinStandardHelpOptions = true, version = "nvmeof-target 0.1.0",
+        sortOptions = false, usageHelpAutoWidth = true,
+        description = {"A RAM-backed NVMe over Fabrics target that the Linux kernel host (nvme connect), SPDK and our "
+                + "initiator can connect to.",
+                "",
+                "Examples:",
+                "  nvmeof-target --listen tcp://0.0.0.0:4420 --namespace size=1G",
+                "  nvmeof-target --nqn nqn.2024-01.io.nvmeof:disk1 --namespace size=1T --namespace size=64G,bs=512 "
+                        + "--allow-host nqn.2014-08.org.nvmexpress:uuid:...",
+                "  nvmeof-target --config target.json"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:stopped cleanly", "1:could not start (e.g. port in use)", "2:bad arguments or config"})
+public final class TargetDaemon implements Callable<Integer> {
+    /** The subsystem NQN used when only flags are given. */
+    public static final String DEFAULT_NQN = "nqn.2024-01.io.nvmeof:disk1";
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+            description = "JSON config file (listeners, subsystems, namespaces, allowed hosts, memory budget). "
+                    + "See docs/target-config.md.")
+    Path config;
+
+    @Option(names = {"-l", "--listen"}, paramLabel = "URI",
+            description = "Listen address, repeatable (default tcp://0.0.0.0:4420).")
+    List<String> listen = new ArrayList<>();
+
+    @Option(names = {"-n", "--nqn"}, paramLabel = "NQN", description = "Subsystem NQN (default " + DEFAULT_NQN + ").")
+    String nqn;
+
+    @Option(names = "--namespace", paramLabel = "SPEC",
+            description = "A namespace, repeatable: size=1G[,bs=4096|512][,nsid=N][,uuid=U][,ro]. "
+                    + "Memory is used only for blocks written.")
+    List<String> namespaces = new ArrayList<>();
+
+    @Option(names = "--allow-host", paramLabel = "HOSTNQN",
+            description = "Only these hosts may connect (repeatable). Without it any host may connect.")
+    List<String> allowHosts = new ArrayList<>();
+
+    @Option(names = "--memory-budget", paramLabel = "SIZE",
+            description = "Most RAM all namespaces may use together; writes beyond it fail with Capacity Exceeded "
+                    + "(default: half the machine's memory).")
+    String memoryBudget;
+
+    @Option(names = "--max-queue-size", paramLabel = "N",
+            description = "Largest I/O queue a host may connect (default ${DEFAULT-VALUE}).")
+    int maxQueueSize = ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
+
+    @Option(names = "--in-capsule-data-size", paramLabel = "SIZE",
+            description = "In-capsule data accepted on I/O queues (default 16k).")
+    String inCapsuleDataSize;
+
+    /** Lets tests stop a running daemon without a signal. */
+    private final CountDownLatch stop = new CountDownLatch(1);
+    private volatile NvmeTarget running;
+
+    public static void main(String[] args) {
+        // One line per log record: "2026-11-21 12:00:00 INFO io.nvmeof.target.X: message".
+        if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+            System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tF %1$tT %4$s %3$s: %5$s%6$s%n");
+        }
+        System.exit(run(args));
+    }
+
+    /** Runs the daemon; returns its exit code. */
+    public static int run(String... args) {
+        return commandLine(new TargetDaemon()).execute(args);
+    }
+
+    static CommandLine commandLine(TargetDaemon daemon) {
+        CommandLine cl = new CommandLine(daemon);
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            PrintWriter err = commandLine.getErr();
+            if (ex instanceof IllegalArgumentException) {
+                err.println("nvmeof-target: " + ex.getMessage());
+                return 2;
+            }
+            if (ex instanceof IOException) {
+                err.println("nvmeof-target: " + ex.getMessage());
+                return 1;
+            }
+            err.println("nvmeof-target: unexpected error: " + ex);
+            ex.printStackTrace(err);
+            return 1;
+        });
+        return cl;
+    }
+
+    /** Builds the configuration from the file or the flags. */
+    TargetConfig buildConfig() {
+        boolean flags = nqn != null || !namespaces.isEmpty() || !allowHosts.isEmpty() || !listen.isEmpty()
+                || inCapsuleDataSize != null || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
+        long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
+        if (config != null) {
+            if (flags) {
+                throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
+                        + "--allow-host/--max-queue-size/--in-capsule-data-size: put those in the file");
+            }
+            TargetConfig fromFile = ConfigFile.load(config);
+            if (budget == 0) {
+                return fromFile;
+            }
+            return new TargetConfig(fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis());
+        }
+        int inCapsule = inCapsuleDataSize == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
+                : (int) Sizes.parse(inCapsuleDataSize);
+        List<ListenerConfig> listeners = new ArrayList<>();
+        for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
+            listeners.add(ListenerConfig.parse(uri, maxQueueSize, inCapsule));
+        }
+        List<NamespaceConfig> ns = new ArrayList<>();
+        for (int i = 0; i < namespaces.size(); i++) {
+            try {
+                ns.add(NamespaceSpec.parse(namespaces.get(i), i + 1));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--namespace " + namespaces.get(i) + ": " + e.getMessage());
+            }
+        }
+        if (ns.isEmpty()) {
+            throw new IllegalArgumentException("no namespace: add e.g. --namespace size=1G (or use --config FILE)");
+        }
+        SubsystemConfig subsystem = new SubsystemConfig(nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(),
+                allowHosts, ns, null, null);
+        return new TargetConfig(listeners, List.of(subsystem), budget, 0);
+    }
+
+    @Override
+    public Integer call() throws IOException {
+        TargetConfig cfg = buildConfig();
+        PrintWriter out = spec.commandLine().getOut();
+        NvmeTarget target = NvmeTarget.create(cfg);
+        try {
+            target.start();
+        } catch (IOException | RuntimeException e) {
+            target.close();
+            throw e;
+        }
+        running = target;
+        Thread hook = new Thread(() -> {
+            stop.countDown();
+            closeQuietly(target);
+        }, "nvmeof-target-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        for (SubsystemConfig s : cfg.subsystems()) {
+            for (NamespaceConfig n : s.namespaces()) {
+                out.printf("subsystem %s namespace %d: %s, block size %d%s%n", s.nqn(), n.nsid(),
+                        Sizes.format(n.sizeBytes()), n.blockSize(), n.readOnly() ? ", read-only" : "");
+            }
+            out.printf("subsystem %s: %s%n", s.nqn(), s.allowAnyHost() ? "any host may connect"
+                    : "hosts allowed: " + String.join(", ", s.hosts()));
+        }
+        out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
+        List<InetSocketAddress> bound = target.boundAddresses();
+        for (int i = 0; i < bound.size(); i++) {
+            InetSocketAddress a = bound.get(i);
+            String host = a.getAddress().getHostAddress();
+            out.printf("listening on %s://%s:%d%n", cfg.listeners().get(i).transport(),
+                    host.contains(":") ? "[" + host + "]" : host, a.getPort());
+        }
+        out.println("ready (Ctrl-C to stop)");
+        out.flush();
+        try {
+            stop.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException alreadyShuttingDown) {
+            // the hook is running: it closes the target
+        }
+        closeQuietly(target);
+        out.println("stopped");
+        out.flush();
+        return 0;
+    }
+
+    /** Stops a daemon started with {@link #call()} (for tests). */
+    void stop() {
+        stop.countDown();
+    }
+
+    NvmeTarget target() {
+        return running;
+    }
+
+    private static void closeQuietly(NvmeTarget target) {
+        try {
+            target.close();
+        } catch (RuntimeException e) {
+            System.err.println("nvmeof-target: error while stopping: " + e);
+        }
+    }
+}
