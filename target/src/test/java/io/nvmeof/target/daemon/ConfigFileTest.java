@@ -1,0 +1,90 @@
+package io.nvmeof.target.daemon;
+
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TargetConfig;
+import org.junit.jupiter.api.Test;
+
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConfigFileTest {
+    @Test
+    void readsAFullConfig() {
+        TargetConfig cfg = ConfigFile.parse("""
+                {
+                  "memoryBudget": "2G",
+                  "discoveryKatoMillis": 30000,
+                  "listeners": [ { "listen": "tcp://127.0.0.1:14420", "maxQueueSize": 256, "inCapsuleDataSize": "8k" },
+                                 { "listen": "tcp://[::1]" } ],
+                  "subsystems": [
+                    { "nqn": "nqn.2024-01.io.nvmeof:a", "hosts": ["nqn.2014-08.org.nvmexpress:uuid:1"],
+                      "serial": "SN1", "model": "M1",
+                      "namespaces": [ { "size": "1T" },
+                                      { "nsid": 7, "size": "64M", "blockSize": 512, "readOnly": true,
+                                        "uuid": "11111111-2222-4333-8444-555555555555" } ] },
+                    { "nqn": "nqn.2024-01.io.nvmeof:b", "namespaces": [ { "size": 1048576 } ] }
+                  ]
+                }""");
+        assertEquals(2L << 30, cfg.memoryBudgetBytes());
+        assertEquals(30000, cfg.discoveryKatoMillis());
+        ListenerConfig l0 = cfg.listeners().get(0);
+        assertEquals("tcp", l0.transport());
+        assertEquals("127.0.0.1", l0.address());
+        assertEquals(14420, l0.port());
+        assertEquals(256, l0.maxQueueSize());
+        assertEquals(8192, l0.inCapsuleDataSize());
+        ListenerConfig l1 = cfg.listeners().get(1);
+        assertEquals("::1", l1.address());
+        assertEquals(4420, l1.port());
+        SubsystemConfig a = cfg.subsystems().get(0);
+        assertFalse(a.allowAnyHost(), "a host list without allowAnyHost restricts access");
+        assertEquals("SN1", a.serial());
+        NamespaceConfig n1 = a.namespaces().get(0);
+        assertEquals(1, n1.nsid());
+        assertEquals(1L << 40, n1.sizeBytes());
+        assertEquals(4096, n1.blockSize());
+        NamespaceConfig n7 = a.namespaces().get(1);
+        assertEquals(7, n7.nsid());
+        assertEquals(512, n7.blockSize());
+        assertTrue(n7.readOnly());
+        assertEquals(UUID.fromString("11111111-2222-4333-8444-555555555555"), n7.uuid());
+        assertTrue(cfg.subsystems().get(1).allowAnyHost(), "no host list means any host");
+    }
+
+    @Test
+    void namesTheUnknownKey() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConfigFile.parse("""
+                { "listeners": [ { "listen": "tcp://127.0.0.1:1" } ],
+                  "subsystems": [ { "nqn": "nqn.x:y", "namespaces": [ { "size": "1G", "blocksize": 512 } ] } ] }"""));
+        assertTrue(e.getMessage().contains("blocksize"), e.getMessage());
+        assertTrue(e.getMessage().contains("$.subsystems[0].namespaces[0]"), e.getMessage());
+    }
+
+    @Test
+    void rejectsBadValuesWithTheirPlace() {
+        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
+                + " \"namespaces\": [ { \"size\": \"lots\" } ] } ] }", "subsystems[0].namespaces[0].size");
+        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
+                + " \"namespaces\": [ { \"size\": \"1G\", \"blockSize\": 1024 } ] } ] }", "block size must be 512 or 4096");
+        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:99999\" } ] }", "bad port");
+        assertMessage("{ \"listeners\": [ { \"listen\": \"127.0.0.1:4420\" } ] }", "tcp://0.0.0.0:4420");
+        assertMessage("{ \"subsystems\": [] }", "no listeners");
+        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ { \"nqn\": \"disk1\" } ] }",
+                "starts with 'nqn.'");
+        assertMessage("{ \"listeners\": [ ", "not valid JSON");
+        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://a\" } ], \"subsystems\": [ { \"nqn\": \"nqn.a:b\" },"
+                + " { \"nqn\": \"nqn.a:b\" } ] }", "used twice");
+        assertMessage("{ \"memoryBudget\": \"-1G\", \"listeners\": [ { \"listen\": \"tcp://a\" } ] }", "memoryBudget");
+    }
+
+    private static void assertMessage(String json, String expected) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConfigFile.parse(json));
+        assertTrue(e.getMessage().contains(expected), "expected '" + expected + "' in: " + e.getMessage());
+    }
+}
