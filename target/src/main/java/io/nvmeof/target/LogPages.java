@@ -1,0 +1,149 @@
+package io.nvmeof.target;
+
+import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.target.namespace.RamNamespace;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.SortedSet;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/** Builders of the log pages (protocol reference §3.3). Admin path: they allocate. */
+final class LogPages {
+    static final int CHANGED_NS_MAX = 1024;
+    static final int DISCOVERY_HEADER = 1024;
+    static final int DISCOVERY_ENTRY = 1024;
+    /** Discovery entry SUBTYPE (§3.3). */
+    static final int SUBTYPE_NVM = 2;
+    static final int SUBTYPE_CURRENT_DISCOVERY = 3;
+    /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (§3.3). */
+    static final int CNTLID_DYNAMIC = 0xFFFF;
+
+    private LogPages() {
+    }
+
+    private static ByteBuffer page(int size) {
+        return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Error Information, LID 0x01: 64-byte entries, newest first (§3.3). */
+    static ByteBuffer errors(AtomicReferenceArray<long[]> entries, long count) {
+        int n = entries.length();
+        ByteBuffer b = page(64 * n);
+        int out = 0;
+        for (long k = count; k > 0 && k > count - n; k--) {
+            long[] e = entries.get((int) ((k - 1) % n));
+            if (e == null || e[0] != k) {
+                continue; // overwritten meanwhile
+            }
+            int at = 64 * out++;
+            b.putLong(at, e[0]);                    // error count
+            b.putShort(at + 8, (short) e[1]);       // SQID
+            b.putShort(at + 10, (short) e[2]);      // CID
+            b.putShort(at + 12, (short) e[3]);      // status field
+            b.putShort(at + 14, (short) 0xFFFF);    // parameter error location: none
+            b.putInt(at + 24, (int) e[4]);          // NSID
+        }
+        return b;
+    }
+
+    /** SMART / Health Information, LID 0x02 (§3.3): real data-unit and command counters, no warnings. */
+    static ByteBuffer health(Subsystem subsystem, int nsid, long createdNanos) {
+        ByteBuffer b = page(512);
+        long read = 0;
+        long written = 0;
+        long reads = 0;
+        long writes = 0;
+        RamNamespace only = subsystem.namespace(nsid);
+        List<RamNamespace> all = only != null ? List.of(only) : subsystem.namespaces();
+        for (RamNamespace ns : all) {
+            read += ns.bytesRead();
+            written += ns.bytesWritten();
+            reads += ns.readCommands();
+            writes += ns.writeCommands();
+        }
+        b.put(3, (byte) 100);                                   // available spare %
+        b.put(4, (byte) 10);                                    // available spare threshold %
+        b.putLong(32, dataUnits(read));                         // data units read
+        b.putLong(48, dataUnits(written));                      // data units written
+        b.putLong(64, reads);                                   // host read commands
+        b.putLong(80, writes);                                  // host write commands
+        b.putLong(112, 1);                                      // power cycles
+        b.putLong(128, TimeUnit.NANOSECONDS.toHours(System.nanoTime() - createdNanos)); // power-on hours
+        return b;
+    }
+
+    /** Data units are thousands of 512-byte units, rounded up (§3.3). */
+    static long dataUnits(long bytes) {
+        long sectors = (bytes + 511) / 512;
+        return (sectors + 999) / 1000;
+    }
+
+    /** Changed Namespace List, LID 0x04 (§3.3). */
+    static ByteBuffer changedNamespaces(SortedSet<Integer> changed) {
+        ByteBuffer b = page(4096);
+        if (changed.contains(0xFFFFFFFF)) {
+            b.putInt(0, 0xFFFFFFFF);
+            return b;
+        }
+        int i = 0;
+        for (int nsid : changed) {
+            b.putInt(4 * i++, nsid);
+        }
+        return b;
+    }
+
+    /** Commands Supported and Effects, LID 0x05 (§3.3): CSUPP, plus LBCC for commands that change blocks. */
+    static ByteBuffer commandEffects() {
+        final int csupp = 1;
+        final int lbcc = 1 << 1;
+        ByteBuffer b = page(4096);
+        for (int op : new int[] {0x02, 0x06, 0x08, 0x09, 0x0A, 0x0C, 0x18}) {
+            b.putInt(4 * op, csupp);
+        }
+        int io = 1024;
+        b.putInt(io + 4 * 0x00, csupp);          // Flush
+        b.putInt(io + 4 * 0x01, csupp | lbcc);   // Write
+        b.putInt(io + 4 * 0x02, csupp);          // Read
+        b.putInt(io + 4 * 0x05, csupp);          // Compare
+        b.putInt(io + 4 * 0x08, csupp | lbcc);   // Write Zeroes
+        b.putInt(io + 4 * 0x09, csupp | lbcc);   // Dataset Management
+        return b;
+    }
+
+    /** One discovery log entry (§3.3). */
+    record DiscoveryEntry(PortInfo port, String address, int subtype, String subnqn) {
+    }
+
+    /** Discovery log page, LID 0x70 (§3.3): header then one 1024-byte entry per record. */
+    static ByteBuffer discovery(long genctr, List<DiscoveryEntry> entries) {
+        ByteBuffer b = page(DISCOVERY_HEADER + DISCOVERY_ENTRY * entries.size());
+        b.putLong(0, genctr);                   // GENCTR
+        b.putLong(8, entries.size());           // NUMREC
+        b.putShort(16, (short) 0);              // RECFMT
+        int at = DISCOVERY_HEADER;
+        for (DiscoveryEntry e : entries) {
+            PortInfo p = e.port();
+            b.put(at, (byte) p.transportType());              // TRTYPE
+            b.put(at + 1, (byte) p.addressFamily());          // ADRFAM
+            b.put(at + 2, (byte) e.subtype());                // SUBTYPE
+            b.put(at + 3, (byte) p.treq());                   // TREQ
+            b.putShort(at + 4, (short) p.portId());           // PORTID
+            b.putShort(at + 6, (short) CNTLID_DYNAMIC);       // CNTLID
+            b.putShort(at + 8, (short) ControllerProfile.DISCOVERY_ASQSZ); // ASQSZ
+            IdentifyPages.text(b, at + 32, 32, p.serviceId()); // TRSVCID
+            IdentifyPages.nqn(b, at + 256, e.subnqn());       // SUBNQN
+            IdentifyPages.text(b, at + 512, 256, e.address()); // TRADDR
+            byte[] tsas = p.tsas();
+            if (tsas != null) {
+                for (int i = 0; i < tsas.length && i < 256; i++) {
+                    b.put(at + 768 + i, tsas[i]);             // TSAS
+                }
+            }
+            at += DISCOVERY_ENTRY;
+        }
+        return b;
+    }
+}

@@ -1,0 +1,392 @@
+package io.nvmeof.target;
+
+import io.nvmeof.core.command.Nqn;
+import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.core.spi.QueueAcceptor;
+import io.nvmeof.core.spi.QueueChannel;
+import io.nvmeof.core.spi.QueueHandler;
+import io.nvmeof.core.spi.TargetListener;
+import io.nvmeof.core.spi.Transport;
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.namespace.MemoryBudget;
+import io.nvmeof.target.namespace.RamNamespace;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A RAM-backed NVMe-over-Fabrics target: NVM subsystems with their namespaces, the discovery subsystem, and the
+ * controllers hosts create on them, reached through any transport found with {@link Transport#find}.
+ *
+ * <pre>
+ *   NvmeTarget target = NvmeTarget.start(config);   // builds everything, then listens on every ListenerConfig
+ *   target.boundAddresses();                        // where it listens (real ports when 0 was asked for)
+ *   target.close();                                 // closes listeners and controllers, frees namespace RAM
+ * </pre>
+ * {@link #create} builds without listening; {@link #acceptorFor} attaches queues of an in-JVM transport (tests).
+ * Thread-safe: queues on different threads share subsystems, namespaces and controllers without locks on the I/O path.
+ */
+public final class NvmeTarget implements AutoCloseable {
+    private static final Logger LOG = System.getLogger("io.nvmeof.target");
+
+    private final TargetConfig config;
+    private final MemoryBudget budget;
+    private final Subsystem discovery = Subsystem.discovery();
+    private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<PortInfo> ports = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<TargetListener> listeners = new CopyOnWriteArrayList<>();
+    /** GENCTR of the discovery log: bumped whenever what it lists changes (§3.3). */
+    private final AtomicLong discoveryGeneration = new AtomicLong(1);
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final QueueAcceptor acceptor = this::accept;
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    private NvmeTarget(TargetConfig config) {
+        this.config = config;
+        this.budget = new MemoryBudget(config.memoryBudgetBytes());
+        this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "nvmeof-target-keepalive");
+            t.setDaemon(true);
+            return t;
+        });
+        this.scheduler.setRemoveOnCancelPolicy(true);
+    }
+
+    /** Builds the subsystems and namespaces of {@code config} without listening. Namespaces cost no RAM until written. */
+    public static NvmeTarget create(TargetConfig config) {
+        NvmeTarget target = new NvmeTarget(config);
+        try {
+            Set<UUID> uuids = new HashSet<>();
+            for (SubsystemConfig sc : config.subsystems()) {
+                if (Nqn.DISCOVERY.equals(sc.nqn())) {
+                    throw new IllegalArgumentException("the discovery NQN cannot name an NVM subsystem: " + sc.nqn());
+                }
+                String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
+                String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
+                Subsystem s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+                target.subsystems.add(s);
+                for (NamespaceConfig nc : sc.namespaces()) {
+                    RamNamespace ns = target.newNamespace(s, nc);
+                    if (!uuids.add(ns.uuid())) {
+                        throw new IllegalArgumentException("namespace UUID " + ns.uuid() + " used twice (" + sc.nqn()
+                                + " nsid " + ns.nsid() + "): the Linux host would drop one of them");
+                    }
+                    s.addNamespace(ns);
+                }
+            }
+        } catch (RuntimeException e) {
+            target.close();
+            throw e;
+        }
+        LOG.log(Level.INFO, "target created: " + target.subsystems.size() + " subsystem(s), memory budget "
+                + config.memoryBudgetBytes() + " bytes");
+        return target;
+    }
+
+    /** {@link #create} then {@link #start()}. */
+    public static NvmeTarget start(TargetConfig config) throws IOException {
+        NvmeTarget target = create(config);
+        try {
+            return target.start();
+        } catch (IOException | RuntimeException e) {
+            target.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Binds every {@link ListenerConfig} through its transport. If one cannot be bound, the ones already bound are
+     * closed again and the exception names the address.
+     *
+     * @throws IOException              if an address cannot be bound
+     * @throws IllegalArgumentException if a transport is not on the class path
+     * @throws IllegalStateException    if already started or closed
+     */
+    public synchronized NvmeTarget start() throws IOException {
+        if (closed) {
+            throw new IllegalStateException("the target is closed");
+        }
+        if (started) {
+            throw new IllegalStateException("the target is already started");
+        }
+        started = true;
+        int portId = 1;
+        for (ListenerConfig lc : config.listeners()) {
+            Transport transport = Transport.find(lc.transport());
+            if (!transport.isAvailable()) {
+                closeListeners();
+                throw new IOException("transport " + lc.transport() + " is not available: " + transport.unavailableReason());
+            }
+            int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
+            int inCapsule = lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
+            ListenerOptions options = new ListenerOptions(new InetSocketAddress(lc.address(), lc.port()), portId++,
+                    queueSize, inCapsule, 0, true);
+            TargetListener listener;
+            try {
+                listener = transport.listen(options, acceptor);
+            } catch (IOException e) {
+                closeListeners();
+                throw new IOException("cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port()
+                        + ": " + e.getMessage(), e);
+            }
+            listeners.add(listener);
+            registerPort(listener.portInfo());
+            LOG.log(Level.INFO, "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID "
+                    + options.portId() + ")");
+        }
+        return this;
+    }
+
+    /** The addresses actually bound, in {@link TargetConfig#listeners()} order. */
+    public List<InetSocketAddress> boundAddresses() {
+        List<InetSocketAddress> out = new ArrayList<>();
+        for (TargetListener l : listeners) {
+            out.add(l.localAddress());
+        }
+        return out;
+    }
+
+    public List<TargetListener> listeners() {
+        return List.copyOf(listeners);
+    }
+
+    /**
+     * An acceptor for queues that arrive on {@code port} from a transport the target did not start itself (an in-JVM
+     * transport in tests). The port is listed in the discovery log from now on.
+     */
+    public QueueAcceptor acceptorFor(PortInfo port) {
+        registerPort(port);
+        return acceptor;
+    }
+
+    private QueueHandler accept(QueueChannel channel) {
+        QueueSession session = new QueueSession(this, channel);
+        if (closed) {
+            channel.close();
+        }
+        return session;
+    }
+
+    private void registerPort(PortInfo port) {
+        for (PortInfo p : ports) {
+            if (p.transportType() == port.transportType() && p.portId() == port.portId()
+                    && p.address().equals(port.address()) && p.serviceId().equals(port.serviceId())) {
+                return;
+            }
+        }
+        ports.add(port);
+        discoveryChanged();
+    }
+
+    // ---- subsystems and namespaces ----
+
+    /** The NVM subsystems (not the discovery subsystem), in configuration order. */
+    public List<Subsystem> subsystems() {
+        return List.copyOf(subsystems);
+    }
+
+    /** The NVM subsystem named {@code nqn}, or null. */
+    public Subsystem subsystem(String nqn) {
+        for (Subsystem s : subsystems) {
+            if (s.nqn().equals(nqn)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    public Subsystem discoverySubsystem() {
+        return discovery;
+    }
+
+    /** The subsystem a Connect names: an NVM subsystem or the well-known discovery NQN (§2.2). */
+    Subsystem subsystemForConnect(String nqn) {
+        return Nqn.DISCOVERY.equals(nqn) ? discovery : subsystem(nqn);
+    }
+
+    /**
+     * Adds a namespace at run time (NSID 0: the lowest free one). Connected controllers that enabled namespace notices
+     * get a "namespace attribute changed" event and find the NSID in log 0x04 (§3.6).
+     */
+    public RamNamespace addNamespace(String subsystemNqn, NamespaceConfig nc) {
+        Subsystem s = requireSubsystem(subsystemNqn);
+        RamNamespace ns;
+        synchronized (s) {
+            ns = newNamespace(s, nc);
+            s.addNamespace(ns);
+        }
+        LOG.log(Level.INFO, "added " + ns + " to " + s.nqn());
+        for (Controller c : s.controllers()) {
+            c.namespaceChanged(ns.nsid());
+        }
+        return ns;
+    }
+
+    /** Removes a namespace and frees its RAM (reads in flight keep their chunks until the transport releases them). */
+    public boolean removeNamespace(String subsystemNqn, int nsid) {
+        Subsystem s = requireSubsystem(subsystemNqn);
+        RamNamespace ns = s.removeNamespace(nsid);
+        if (ns == null) {
+            return false;
+        }
+        ns.free();
+        LOG.log(Level.INFO, "removed " + ns + " from " + s.nqn());
+        for (Controller c : s.controllers()) {
+            c.namespaceChanged(nsid);
+        }
+        return true;
+    }
+
+    private Subsystem requireSubsystem(String nqn) {
+        Subsystem s = subsystem(nqn);
+        if (s == null) {
+            throw new IllegalArgumentException("no subsystem " + nqn);
+        }
+        return s;
+    }
+
+    private RamNamespace newNamespace(Subsystem s, NamespaceConfig nc) {
+        int nsid = nc.nsid() != 0 ? nc.nsid() : s.freeNsid();
+        if (nsid == 0) {
+            throw new IllegalArgumentException("no free NSID left in " + s.nqn());
+        }
+        UUID uuid = nc.uuid() != null ? nc.uuid() : RamNamespace.derivedUuid(s.nqn(), nsid);
+        return new RamNamespace(nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget);
+    }
+
+    /** Identify SN for a subsystem without one: 20 hex digits of a name-based UUID of its NQN, stable across restarts. */
+    private static String derivedSerial(String nqn) {
+        return UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8)).toString().replace("-", "").substring(0, 20);
+    }
+
+    // ---- discovery (§3.3, §3.7) ----
+
+    /** The discovery log for {@code hostNqn}: per port, the discovery subsystem itself (SUBTYPE 3) and each NVM subsystem the host may use (SUBTYPE 2). */
+    ByteBuffer discoveryLog(String hostNqn, QueueChannel channel) {
+        long generation = discoveryGeneration.get();
+        String local = hostOf(channel.localAddress());
+        List<LogPages.DiscoveryEntry> entries = new ArrayList<>();
+        for (PortInfo p : ports) {
+            String address = isWildcard(p.address()) && local != null ? local : p.address();
+            entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_CURRENT_DISCOVERY, Nqn.DISCOVERY));
+            for (Subsystem s : subsystems) {
+                if (s.allows(hostNqn)) {
+                    entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_NVM, s.nqn()));
+                }
+            }
+        }
+        return LogPages.discovery(generation, entries);
+    }
+
+    /** GENCTR of the discovery log. */
+    public long discoveryGeneration() {
+        return discoveryGeneration.get();
+    }
+
+    private void discoveryChanged() {
+        discoveryGeneration.incrementAndGet();
+        for (Controller c : discovery.controllers()) {
+            c.discoveryChanged();
+        }
+    }
+
+    private static String hostOf(SocketAddress address) {
+        if (address instanceof InetSocketAddress isa && isa.getAddress() != null) {
+            return isa.getAddress().getHostAddress();
+        }
+        return null;
+    }
+
+    private static boolean isWildcard(String address) {
+        return address.equals("0.0.0.0") || address.equals("::") || address.equals("0:0:0:0:0:0:0:0");
+    }
+
+    // ---- state for the daemon ----
+
+    public TargetConfig config() {
+        return config;
+    }
+
+    public MemoryBudget memoryBudget() {
+        return budget;
+    }
+
+    /** Namespace RAM in use now, in bytes. */
+    public long memoryUsedBytes() {
+        return budget.used();
+    }
+
+    /** The namespace RAM limit, in bytes. */
+    public long memoryBudgetBytes() {
+        return budget.limit();
+    }
+
+    /** Live controllers of every subsystem, the discovery subsystem included. */
+    public List<Controller> controllers() {
+        List<Controller> out = new ArrayList<>(discovery.controllers());
+        for (Subsystem s : subsystems) {
+            out.addAll(s.controllers());
+        }
+        return out;
+    }
+
+    ScheduledExecutorService scheduler() {
+        return scheduler;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** Closes the listeners (and so their queues), tears down every controller and frees all namespace RAM. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        closeListeners();
+        for (Controller c : controllers()) {
+            c.teardown("target closing", true);
+        }
+        scheduler.shutdownNow();
+        for (Subsystem s : subsystems) {
+            for (RamNamespace ns : s.namespaces()) {
+                ns.free();
+            }
+        }
+        LOG.log(Level.INFO, "target closed; " + budget.used() + " bytes of namespace RAM still held by transports");
+    }
+
+    private void closeListeners() {
+        for (TargetListener l : listeners) {
+            try {
+                l.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "closing listener " + l.localAddress() + " failed", e);
+            }
+        }
+        listeners.clear();
+    }
+}

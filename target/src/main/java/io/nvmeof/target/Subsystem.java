@@ -1,0 +1,164 @@
+package io.nvmeof.target;
+
+import io.nvmeof.core.command.Nqn;
+import io.nvmeof.target.namespace.RamNamespace;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntFunction;
+
+/**
+ * An NVM subsystem (or the discovery subsystem): its NQN, who may connect, its namespaces and its live controllers.
+ * Namespaces sit in a copy-on-write array indexed by NSID, so the I/O path finds one with a plain volatile read.
+ */
+public final class Subsystem {
+    private final String nqn;
+    private final boolean discovery;
+    private final boolean allowAnyHost;
+    private final Set<String> hosts;
+    private final String serial;
+    private final String model;
+    private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
+    private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
+    private int nextCntlid = ControllerProfile.MIN_CNTLID;
+
+    Subsystem(String nqn, boolean discovery, boolean allowAnyHost, Collection<String> hosts, String serial, String model) {
+        this.nqn = nqn;
+        this.discovery = discovery;
+        this.allowAnyHost = allowAnyHost;
+        this.hosts = Set.copyOf(hosts);
+        this.serial = serial;
+        this.model = model;
+    }
+
+    static Subsystem discovery() {
+        return new Subsystem(Nqn.DISCOVERY, true, true, List.of(), "discovery", ControllerProfile.DEFAULT_MODEL);
+    }
+
+    public String nqn() {
+        return nqn;
+    }
+
+    public boolean isDiscovery() {
+        return discovery;
+    }
+
+    public boolean allowAnyHost() {
+        return allowAnyHost;
+    }
+
+    public Set<String> hosts() {
+        return hosts;
+    }
+
+    /** Identify SN (at most 20 characters). */
+    public String serial() {
+        return serial;
+    }
+
+    /** Identify MN (at most 40 characters). */
+    public String model() {
+        return model;
+    }
+
+    /** Whether {@code hostNqn} may connect (§2.2): the discovery subsystem allows every host. */
+    public boolean allows(String hostNqn) {
+        return discovery || allowAnyHost || hosts.contains(hostNqn);
+    }
+
+    /** The active namespace {@code nsid}, or null. Allocation-free; NSIDs are compared unsigned. */
+    public RamNamespace namespace(int nsid) {
+        RamNamespace[] t = namespaces;
+        return Integer.compareUnsigned(nsid, t.length) < 0 ? t[nsid] : null;
+    }
+
+    /** Active namespaces in NSID order. */
+    public List<RamNamespace> namespaces() {
+        List<RamNamespace> out = new ArrayList<>();
+        for (RamNamespace ns : namespaces) {
+            if (ns != null) {
+                out.add(ns);
+            }
+        }
+        return out;
+    }
+
+    /** The lowest NSID not in use, or 0 if all are. */
+    synchronized int freeNsid() {
+        RamNamespace[] t = namespaces;
+        for (int i = 1; i < t.length; i++) {
+            if (t[i] == null) {
+                return i;
+            }
+        }
+        return 0;
+    }
+
+    synchronized void addNamespace(RamNamespace ns) {
+        if (discovery) {
+            throw new IllegalStateException("the discovery subsystem has no namespaces");
+        }
+        int nsid = ns.nsid();
+        if (nsid < 1 || nsid >= namespaces.length) {
+            throw new IllegalArgumentException("nsid must be 1.." + (namespaces.length - 1) + ": " + nsid);
+        }
+        if (namespaces[nsid] != null) {
+            throw new IllegalArgumentException("nsid " + nsid + " already exists in " + nqn);
+        }
+        RamNamespace[] t = namespaces.clone();
+        t[nsid] = ns;
+        namespaces = t;
+    }
+
+    synchronized RamNamespace removeNamespace(int nsid) {
+        RamNamespace ns = namespace(nsid);
+        if (ns != null) {
+            RamNamespace[] t = namespaces.clone();
+            t[nsid] = null;
+            namespaces = t;
+        }
+        return ns;
+    }
+
+    // ---- controllers ----
+
+    /**
+     * Creates a controller with a CNTLID in 1..0xFFEF that no live controller uses (§8), rotating so a reconnecting
+     * host rarely gets the CNTLID it just dropped; null if none is left (Controller Busy, §2.2).
+     */
+    synchronized Controller createController(IntFunction<Controller> factory) {
+        int span = ControllerProfile.MAX_CNTLID - ControllerProfile.MIN_CNTLID + 1;
+        for (int i = 0; i < span; i++) {
+            int id = nextCntlid;
+            nextCntlid = id == ControllerProfile.MAX_CNTLID ? ControllerProfile.MIN_CNTLID : id + 1;
+            if (!controllers.containsKey(id)) {
+                Controller c = factory.apply(id);
+                controllers.put(id, c);
+                return c;
+            }
+        }
+        return null;
+    }
+
+    void remove(Controller controller) {
+        controllers.remove(controller.cntlid(), controller);
+    }
+
+    /** The live controller with this CNTLID, or null. */
+    Controller controller(int cntlid) {
+        return controllers.get(cntlid);
+    }
+
+    /** Live controllers. */
+    public List<Controller> controllers() {
+        return new ArrayList<>(controllers.values());
+    }
+
+    @Override
+    public String toString() {
+        return (discovery ? "discovery subsystem " : "subsystem ") + nqn;
+    }
+}

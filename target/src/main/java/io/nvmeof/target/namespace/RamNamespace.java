@@ -1,0 +1,391 @@
+package io.nvmeof.target.namespace;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.DataRelease;
+import io.nvmeof.core.spi.TargetRequest;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A namespace whose blocks live in off-heap RAM allocated only where written (protocol reference §3.2.2, §4).
+ *
+ * <p>The capacity is cut into {@link #CHUNK_SIZE} chunks found through a two-level table: a top array of leaves, each
+ * leaf an array of {@link #LEAF_SIZE} chunk slots, both created lazily and published by compare-and-set. A 1 TiB
+ * namespace therefore costs one 16 KiB top array at creation and memory only for the chunks written. Queues on
+ * different threads use the table without a lock; chunk lifetime is handled by reference counts ({@link Chunk}).
+ * Unwritten blocks read as zeroes from one shared read-only zero buffer.
+ *
+ * <p>Nothing on the I/O methods allocates except the first write into a chunk (its memory) or into a leaf's 512 MiB
+ * range (the leaf array). They return NVMe status values instead of throwing.
+ */
+public final class RamNamespace {
+    /** Chunk size: 128 KiB, large enough that a 128 KiB host I/O touches at most two chunks. */
+    public static final int CHUNK_SHIFT = 17;
+    public static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
+    private static final long CHUNK_MASK = CHUNK_SIZE - 1;
+    /** Chunk slots per leaf: 4096, so a leaf covers 512 MiB. */
+    static final int LEAF_SHIFT = 12;
+    static final int LEAF_SIZE = 1 << LEAF_SHIFT;
+    private static final int LEAF_MASK = LEAF_SIZE - 1;
+    /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
+    public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
+
+    /** Read-only zeroes handed to transports for unwritten blocks (DataRelease.NONE: it lives forever). */
+    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
+
+    private final int nsid;
+    private final int blockSize;
+    private final int blockShift;
+    private final long sizeBytes;
+    private final long blocks;
+    private final UUID uuid;
+    private final boolean readOnly;
+    private final MemoryBudget budget;
+    private final int chunkCount;
+    private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
+    private volatile boolean closed;
+
+    // SMART / Health counters (§3.3), bumped from every queue thread without a lock.
+    private final LongAdder readCommands = new LongAdder();
+    private final LongAdder writeCommands = new LongAdder();
+    private final LongAdder bytesRead = new LongAdder();
+    private final LongAdder bytesWritten = new LongAdder();
+
+    /**
+     * @param uuid the namespace UUID, also its NGUID (§3.2.3); must be unique across subsystems
+     */
+    public RamNamespace(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, MemoryBudget budget) {
+        if (blockSize != 512 && blockSize != 4096) {
+            throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
+        }
+        if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
+            throw new IllegalArgumentException("namespace size must be a positive multiple of " + blockSize + ": " + sizeBytes);
+        }
+        if (sizeBytes > MAX_SIZE_BYTES) {
+            throw new IllegalArgumentException("a RAM namespace has at most " + MAX_SIZE_BYTES + " bytes: " + sizeBytes);
+        }
+        this.nsid = nsid;
+        this.blockSize = blockSize;
+        this.blockShift = Integer.numberOfTrailingZeros(blockSize);
+        this.sizeBytes = sizeBytes;
+        this.blocks = sizeBytes >>> blockShift;
+        this.uuid = uuid;
+        this.readOnly = readOnly;
+        this.budget = budget;
+        this.chunkCount = (int) ((sizeBytes + CHUNK_MASK) >>> CHUNK_SHIFT);
+        this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
+    }
+
+    /** The name-based (version 3) UUID for a namespace without a configured one: stable and unique per subsystem and NSID. */
+    public static UUID derivedUuid(String subsystemNqn, int nsid) {
+        return UUID.nameUUIDFromBytes((subsystemNqn + "#nsid=" + nsid).getBytes(StandardCharsets.UTF_8));
+    }
+
+    // ---- I/O (called on queue threads) ----
+
+    /**
+     * Appends {@code length} bytes at byte {@code offset} to the request's controller-to-host data, zero copy: written
+     * chunks are handed over retained, with the chunk as its own release; unwritten ranges come from the zero buffer.
+     */
+    public void read(TargetRequest request, long offset, int length) {
+        readCommands.increment();
+        bytesRead.add(length);
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = Math.min(length, CHUNK_SIZE - within);
+            Chunk c = acquire(index);
+            if (c == null) {
+                request.addData(ZEROES, 0, n, DataRelease.NONE);
+            } else {
+                request.addData(c.buffer, within, n, c);
+            }
+            offset += n;
+            length -= n;
+        }
+    }
+
+    /** Copies {@code length} bytes of {@code source} at {@code sourceOffset} to byte {@code offset}; Capacity Exceeded if the budget is spent. */
+    public int write(ByteBuffer source, int sourceOffset, long offset, int length) {
+        int total = length;
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = Math.min(length, CHUNK_SIZE - within);
+            Chunk c = acquireForWrite(index);
+            if (c == null) {
+                return Status.CAPACITY_EXCEEDED;
+            }
+            try {
+                c.buffer.put(within, source, sourceOffset, n);
+            } finally {
+                c.release();
+            }
+            offset += n;
+            sourceOffset += n;
+            length -= n;
+        }
+        writeCommands.increment();
+        bytesWritten.add(total);
+        return Status.SUCCESS;
+    }
+
+    /** Compares {@code length} bytes of {@code source} with the blocks at byte {@code offset} (§4.2). */
+    public int compare(ByteBuffer source, int sourceOffset, long offset, int length) {
+        readCommands.increment();
+        bytesRead.add(length);
+        boolean sameOrder = source.order() == ByteOrder.LITTLE_ENDIAN;
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = Math.min(length, CHUNK_SIZE - within);
+            Chunk c = acquire(index);
+            boolean equal;
+            if (c == null) {
+                equal = isZero(source, sourceOffset, n);
+            } else {
+                try {
+                    equal = sameOrder ? equalLongs(c.buffer, within, source, sourceOffset, n)
+                            : equalBytes(c.buffer, within, source, sourceOffset, n);
+                } finally {
+                    c.release();
+                }
+            }
+            if (!equal) {
+                return Status.COMPARE_FAILURE;
+            }
+            offset += n;
+            sourceOffset += n;
+            length -= n;
+        }
+        return Status.SUCCESS;
+    }
+
+    /**
+     * Makes {@code length} bytes at byte {@code offset} read as zeroes (Write Zeroes §4.4, Dataset Management
+     * deallocate §4.5). With {@code deallocate}, chunks covered whole are freed (their memory goes back to the budget)
+     * and partly covered ones are zeroed in place; without it, existing chunks are zeroed in place. Unwritten chunks
+     * already read as zero, so this never allocates.
+     */
+    public void zero(long offset, long length, boolean deallocate) {
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = (int) Math.min(length, CHUNK_SIZE - within);
+            if (deallocate && within == 0 && n == chunkBytes(index)) {
+                deallocate(index);
+            } else {
+                Chunk c = acquire(index);
+                if (c != null) {
+                    try {
+                        c.buffer.put(within, ZEROES, 0, n);
+                    } finally {
+                        c.release();
+                    }
+                }
+            }
+            offset += n;
+            length -= n;
+        }
+    }
+
+    /** Frees every chunk (namespace removed or target closed); reads still held by transports keep their chunks alive. */
+    public void free() {
+        closed = true;
+        for (int l = 0; l < leaves.length(); l++) {
+            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
+            if (leaf == null) {
+                continue;
+            }
+            for (int i = 0; i < LEAF_SIZE; i++) {
+                Chunk c = leaf.getAndSet(i, null);
+                if (c != null) {
+                    c.release();
+                }
+            }
+        }
+    }
+
+    // ---- chunk table ----
+
+    private Chunk slot(int index) {
+        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
+        return leaf == null ? null : leaf.get(index & LEAF_MASK);
+    }
+
+    /** The chunk at {@code index}, retained, or null if that range is unwritten. */
+    Chunk acquire(int index) {
+        while (true) {
+            Chunk c = slot(index);
+            if (c == null || c.tryRetain()) {
+                return c;
+            }
+            // c is being freed: deallocation cleared the slot before dropping its reference, so re-reading moves on.
+        }
+    }
+
+    /** The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent. */
+    private Chunk acquireForWrite(int index) {
+        while (true) {
+            Chunk c = acquire(index);
+            if (c != null) {
+                return c;
+            }
+            int li = index >>> LEAF_SHIFT;
+            AtomicReferenceArray<Chunk> leaf = leaves.get(li);
+            if (leaf == null) {
+                leaf = new AtomicReferenceArray<>(LEAF_SIZE);
+                if (!leaves.compareAndSet(li, null, leaf)) {
+                    leaf = leaves.get(li);
+                }
+            }
+            int bytes = chunkBytes(index);
+            if (!budget.tryReserve(bytes)) {
+                return null;
+            }
+            Chunk fresh;
+            try {
+                fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget);
+            } catch (OutOfMemoryError e) {
+                // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
+                budget.release(bytes);
+                budget.refused(bytes);
+                return null;
+            }
+            if (leaf.compareAndSet(index & LEAF_MASK, null, fresh)) {
+                if (closed && leaf.compareAndSet(index & LEAF_MASK, fresh, null)) {
+                    fresh.release(); // the namespace went away meanwhile: drop the table's reference again
+                }
+                return fresh;
+            }
+            // Another queue allocated this chunk first: free ours (both references) and use theirs.
+            fresh.release();
+            fresh.release();
+        }
+    }
+
+    private void deallocate(int index) {
+        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
+        if (leaf == null) {
+            return;
+        }
+        Chunk c = leaf.get(index & LEAF_MASK);
+        if (c != null && leaf.compareAndSet(index & LEAF_MASK, c, null)) {
+            c.release();
+        }
+    }
+
+    private int chunkBytes(int index) {
+        return (int) Math.min(CHUNK_SIZE, sizeBytes - ((long) index << CHUNK_SHIFT));
+    }
+
+    private static boolean isZero(ByteBuffer b, int off, int n) {
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            if (b.getLong(off + i) != 0) {
+                return false;
+            }
+        }
+        for (; i < n; i++) {
+            if (b.get(off + i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean equalLongs(ByteBuffer a, int aOff, ByteBuffer b, int bOff, int n) {
+        int i = 0;
+        for (; i + 8 <= n; i += 8) {
+            if (a.getLong(aOff + i) != b.getLong(bOff + i)) {
+                return false;
+            }
+        }
+        return equalBytes(a, aOff + i, b, bOff + i, n - i);
+    }
+
+    private static boolean equalBytes(ByteBuffer a, int aOff, ByteBuffer b, int bOff, int n) {
+        for (int i = 0; i < n; i++) {
+            if (a.get(aOff + i) != b.get(bOff + i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // ---- facts ----
+
+    public int nsid() {
+        return nsid;
+    }
+
+    public int blockSize() {
+        return blockSize;
+    }
+
+    /** log2 of the block size: LBADS in the LBA format (§3.2.2). */
+    public int blockShift() {
+        return blockShift;
+    }
+
+    public long sizeBytes() {
+        return sizeBytes;
+    }
+
+    /** NSZE: the capacity in logical blocks. */
+    public long blocks() {
+        return blocks;
+    }
+
+    public UUID uuid() {
+        return uuid;
+    }
+
+    public boolean readOnly() {
+        return readOnly;
+    }
+
+    /** Bytes of RAM this namespace holds now (chunks written and not deallocated). */
+    public long allocatedBytes() {
+        long total = 0;
+        for (int l = 0; l < leaves.length(); l++) {
+            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
+            if (leaf == null) {
+                continue;
+            }
+            for (int i = 0; i < LEAF_SIZE; i++) {
+                Chunk c = leaf.get(i);
+                if (c != null) {
+                    total += c.capacity();
+                }
+            }
+        }
+        return total;
+    }
+
+    public long readCommands() {
+        return readCommands.sum();
+    }
+
+    public long writeCommands() {
+        return writeCommands.sum();
+    }
+
+    public long bytesRead() {
+        return bytesRead.sum();
+    }
+
+    public long bytesWritten() {
+        return bytesWritten.sum();
+    }
+
+    @Override
+    public String toString() {
+        return "namespace " + nsid + " (" + sizeBytes + " bytes, " + blockSize + "-byte blocks" + (readOnly ? ", read-only" : "") + ")";
+    }
+}
