@@ -1,0 +1,42 @@
+package io.nvmeof.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+/**
+ * CRC32C for NVMe/TCP header and data digests (protocol reference §5.8): Castagnoli, initial value and final XOR
+ * 0xFFFFFFFF, which is exactly {@link CRC32C#getValue()}. The digest goes on the wire as a little-endian u32.
+ *
+ * <p>Allocation-free for heap buffers and for single-component direct buffers (through
+ * {@link ByteBuf#internalNioBuffer}); a composite direct buffer costs one {@code ByteBuffer[]}.
+ */
+public final class Crc32c {
+    private Crc32c() {
+    }
+
+    /** Feeds {@code length} bytes of {@code buf} from absolute index {@code index} into {@code crc}. */
+    public static void update(CRC32C crc, ByteBuf buf, int index, int length) {
+        if (length == 0) {
+            return;
+        }
+        if (buf.hasArray()) {
+            crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else if (buf.nioBufferCount() == 1) {
+            // internalNioBuffer: a cached view with position/limit set for us; the CRC moves its position only.
+            crc.update(buf.internalNioBuffer(index, length));
+        } else {
+            for (ByteBuffer b : buf.nioBuffers(index, length)) {
+                crc.update(b);
+            }
+        }
+    }
+
+    /** The CRC32C of {@code length} bytes of {@code buf} from absolute index {@code index}, as the wire u32. */
+    public static int compute(CRC32C crc, ByteBuf buf, int index, int length) {
+        crc.reset();
+        update(crc, buf, index, length);
+        return (int) crc.getValue();
+    }
+}

@@ -1,0 +1,418 @@
+package io.nvmeof.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+
+import java.util.List;
+import java.util.zip.CRC32C;
+
+import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_DDGSTF;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_HDGSTF;
+import static io.nvmeof.transport.tcp.PduHeader.FLAGS_OFFSET;
+import static io.nvmeof.transport.tcp.PduHeader.HLEN_OFFSET;
+import static io.nvmeof.transport.tcp.PduHeader.PDO_OFFSET;
+import static io.nvmeof.transport.tcp.PduHeader.PLEN_OFFSET;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_DATA;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_TERM_REQ;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_CAPSULE_CMD;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_CAPSULE_RESP;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_H2C_DATA;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_H2C_TERM_REQ;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_IC_REQ;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_IC_RESP;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_OFFSET;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_R2T;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_LIMIT_EXCEEDED;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_HEADER_DIGEST_ERROR;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
+
+/**
+ * Splits an NVMe/TCP byte stream into PDUs (protocol reference §5.1, §5.2) and checks every header against the
+ * connection state and direction before buffering its body, so a peer can never make it hold more than the largest
+ * legal PDU.
+ *
+ * <p>State machine (one instance per connection, never shared):
+ * <pre>
+ *  COMMON_HEADER --8 bytes, TYPE/FLAGS/HLEN/PDO/PLEN legal--&gt; HEADER --HLEN (+HDGST) bytes, digest ok--&gt; BODY
+ *        ^                                                                                                  |
+ *        +------------------------------- PLEN bytes: emit {@link NvmeTcpPdu} ---------------------------------+
+ *  any fault --&gt; TermReq (§5.7) + close --&gt; FAILED (every further byte is discarded)
+ * </pre>
+ * What is legal depends on the {@link Role}:
+ * <ul>
+ *   <li>{@link Role#CONTROLLER} (receives host PDUs): ICReq (HLEN = PLEN = 128) first and only first; then
+ *       CapsuleCmd (HLEN 72, at most {@code maxInCapsuleData} bytes of data), H2CData (HLEN 24, 1..maxH2cData bytes,
+ *       DATAL = PLEN − PDO − DDGST) and H2CTermReq (24 ≤ PLEN ≤ 152, passed on so the handler logs it and closes).
+ *       Faults are answered with C2HTermReq (§5.3, §5.13, §7.6).</li>
+ *   <li>{@link Role#HOST} (receives controller PDUs): ICResp first; then CapsuleResp and R2T (HLEN 24, no data),
+ *       C2HData (HLEN 24, 1..maxDataPerPdu bytes) and C2HTermReq. Faults are answered with H2CTermReq (§5.7).</li>
+ * </ul>
+ * Digest flags must match what was negotiated ({@link #digests}); the header digest is verified here (a mismatch
+ * is fatal, FES 3 with FEI = the received digest) and the data digest is verified and reported through
+ * {@link NvmeTcpPdu#dataDigestValid()}, because on NVMe/TCP a bad data digest fails one command, not the
+ * connection (§5.8). No padding is accepted: both sides advertise 0 alignment, so PDO must be HLEN (+4) (§5.9).
+ *
+ * <p>Buffers: the cumulation belongs to {@link ByteToMessageDecoder}; each PDU goes on as a retained slice of it
+ * (no copy), owned by the next handler (see {@link NvmeTcpPdu}). Nothing here throws out of the pipeline on bad
+ * input; a protocol fault fires a {@link NvmeTcpProtocolException} through {@code exceptionCaught} after the TermReq
+ * has been written (the channel closes when that write completes).
+ */
+public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
+    private static final System.Logger LOG = System.getLogger(NvmeTcpPduDecoder.class.getName());
+
+    /** Which end of the connection this decoder serves. */
+    public enum Role {
+        /** The target: decodes host-to-controller PDUs, answers faults with C2HTermReq. */
+        CONTROLLER,
+        /** The initiator: decodes controller-to-host PDUs, answers faults with H2CTermReq. */
+        HOST
+    }
+
+    private enum State {
+        COMMON_HEADER,
+        HEADER,
+        BODY,
+        FAILED
+    }
+
+    /** Any fabrics command may carry 8 KiB in-capsule (NVME_TCP_ADMIN_CCSZ, §5.10, §8). */
+    public static final int ADMIN_IN_CAPSULE_DATA_SIZE = 8192;
+
+    private final Role role;
+    private final int maxInCapsuleData;
+    private final int maxDataPerPdu;
+    private final int termReqType;
+    private final CRC32C crc = new CRC32C();
+    private final NvmeTcpPdu pdu = new NvmeTcpPdu();
+
+    private State state = State.COMMON_HEADER;
+    private boolean initialized;
+    private boolean headerDigest;
+    private boolean dataDigest;
+
+    // The PDU being decoded.
+    private int type;
+    private int flags;
+    private int hlen;
+    private int plen;
+    private int hdgst;
+    private int ddgst;
+    private int dataLength;
+
+    /**
+     * @param role              which side this is
+     * @param maxInCapsuleData  CONTROLLER: the most in-capsule bytes any CapsuleCmd may carry (the larger of 8192 and
+     *                          the port's in-capsule size); HOST: unused
+     * @param maxDataPerPdu     CONTROLLER: MAXH2CDATA (§5.4); HOST: the most data bytes accepted in one C2HData
+     */
+    public NvmeTcpPduDecoder(Role role, int maxInCapsuleData, int maxDataPerPdu) {
+        if (maxInCapsuleData < 0 || maxDataPerPdu <= 0) {
+            throw new IllegalArgumentException("limits must be positive: maxInCapsuleData=" + maxInCapsuleData
+                    + " maxDataPerPdu=" + maxDataPerPdu);
+        }
+        this.role = role;
+        this.maxInCapsuleData = maxInCapsuleData;
+        this.maxDataPerPdu = maxDataPerPdu;
+        this.termReqType = role == Role.CONTROLLER ? TYPE_C2H_TERM_REQ : TYPE_H2C_TERM_REQ;
+    }
+
+    /**
+     * The digests negotiated in ICReq/ICResp (§5.4), set by the handler on the event loop while it handles the IC
+     * PDU, i.e. before the next PDU is decoded. From then on every applicable PDU must carry exactly these.
+     */
+    public void digests(boolean header, boolean data) {
+        this.headerDigest = header;
+        this.dataDigest = data;
+    }
+
+    /** Discards all further input (the handler found a fault and is closing the connection). */
+    public void discardInput() {
+        state = State.FAILED;
+    }
+
+    /** Whether a fault stopped this decoder. */
+    public boolean failed() {
+        return state == State.FAILED;
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        try {
+            decodeOne(ctx, in, out);
+        } catch (RuntimeException e) {
+            // A bug, never bad input: do not let it reach other connections; close this one.
+            LOG.log(System.Logger.Level.ERROR, "NVMe/TCP decoder failure on " + ctx.channel(), e);
+            state = State.FAILED;
+            in.skipBytes(in.readableBytes());
+            ctx.fireExceptionCaught(e);
+            ctx.close();
+        }
+    }
+
+    private void decodeOne(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        final int start = in.readerIndex();
+        switch (state) {
+            case COMMON_HEADER:
+                if (in.readableBytes() < PduHeader.LENGTH) {
+                    return;
+                }
+                if (!checkCommonHeader(ctx, in, start)) {
+                    return;
+                }
+                state = State.HEADER;
+                // fall through
+            case HEADER:
+                if (in.readableBytes() < hlen + hdgst) {
+                    return;
+                }
+                if (!checkHeader(ctx, in, start)) {
+                    return;
+                }
+                state = State.BODY;
+                // fall through
+            case BODY:
+                if (in.readableBytes() < plen) {
+                    return;
+                }
+                emit(in, start, out);
+                state = State.COMMON_HEADER;
+                return;
+            case FAILED:
+            default:
+                in.skipBytes(in.readableBytes());
+        }
+    }
+
+    /** Checks the 8-byte common header (§5.2, §5.3); on a fault sends the TermReq and returns false. */
+    private boolean checkCommonHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
+        type = in.getUnsignedByte(start + TYPE_OFFSET);
+        flags = in.getUnsignedByte(start + FLAGS_OFFSET);
+        hlen = in.getUnsignedByte(start + HLEN_OFFSET);
+        int pdo = in.getUnsignedByte(start + PDO_OFFSET);
+        long plenLong = in.getUnsignedIntLE(start + PLEN_OFFSET);
+        hdgst = 0;
+        ddgst = 0;
+        dataLength = 0;
+
+        if (!initialized) {
+            int expected = role == Role.CONTROLLER ? TYPE_IC_REQ : TYPE_IC_RESP;
+            if (type != expected) {
+                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field (§5.7).
+                return legalLiveType(type) ? fault(ctx, in, start, FES_PDU_SEQUENCE_ERROR, 0,
+                        PduHeader.typeName(type) + " before " + PduHeader.typeName(expected))
+                        : fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
+                        "first PDU has type " + PduHeader.typeName(type));
+            }
+            // ICReq/ICResp: HLEN = PLEN = 128, no flags, PDO 0 (§5.4).
+            if (hlen != IcReqPdu.LENGTH) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, HLEN_OFFSET, "IC PDU with HLEN " + hlen);
+            }
+            if (flags != 0) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, "IC PDU with FLAGS " + flags);
+            }
+            if (pdo != 0) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PDO_OFFSET, "IC PDU with PDO " + pdo);
+            }
+            if (plenLong != IcReqPdu.LENGTH) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET, "IC PDU with PLEN " + plenLong);
+            }
+            plen = IcReqPdu.LENGTH;
+            return true;
+        }
+
+        int expectedHlen;
+        int maxData;
+        switch (type) {
+            case TYPE_IC_REQ:
+            case TYPE_IC_RESP:
+                return fault(ctx, in, start, FES_PDU_SEQUENCE_ERROR, 0, "second " + PduHeader.typeName(type));
+            case TYPE_H2C_TERM_REQ:
+            case TYPE_C2H_TERM_REQ:
+                if (type == termReqType) {
+                    return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
+                            PduHeader.typeName(type) + " in the wrong direction");
+                }
+                // The peer is terminating: never answer a TermReq with one (§5.7); just close if it is malformed.
+                if (hlen != TermReqPdu.HLEN || plenLong < TermReqPdu.HLEN || plenLong > TermReqPdu.MAX_PLEN) {
+                    return closeSilently(ctx, in, "malformed " + PduHeader.typeName(type) + " (HLEN " + hlen
+                            + ", PLEN " + plenLong + ")");
+                }
+                plen = (int) plenLong;
+                dataLength = plen - TermReqPdu.HLEN;
+                return true;
+            case TYPE_CAPSULE_CMD:
+                if (role != Role.CONTROLLER) {
+                    return badType(ctx, in, start);
+                }
+                expectedHlen = CapsuleCmdPdu.HLEN;
+                maxData = maxInCapsuleData;
+                break;
+            case TYPE_H2C_DATA:
+                if (role != Role.CONTROLLER) {
+                    return badType(ctx, in, start);
+                }
+                expectedHlen = H2cDataPdu.HLEN;
+                maxData = maxDataPerPdu;
+                break;
+            case TYPE_C2H_DATA:
+                if (role != Role.HOST) {
+                    return badType(ctx, in, start);
+                }
+                expectedHlen = C2hDataPdu.HLEN;
+                maxData = maxDataPerPdu;
+                break;
+            case TYPE_CAPSULE_RESP:
+            case TYPE_R2T:
+                if (role != Role.HOST) {
+                    return badType(ctx, in, start);
+                }
+                expectedHlen = CapsuleRespPdu.HLEN;
+                maxData = 0;
+                break;
+            default:
+                return badType(ctx, in, start);
+        }
+        if (hlen != expectedHlen) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, HLEN_OFFSET,
+                    PduHeader.typeName(type) + " with HLEN " + hlen + " (must be " + expectedHlen + ")");
+        }
+        if (((flags & FLAG_HDGSTF) != 0) != headerDigest) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, PduHeader.typeName(type)
+                    + (headerDigest ? " without HDGSTF (header digest negotiated)" : " with HDGSTF (not negotiated)"));
+        }
+        hdgst = headerDigest ? DIGEST_LENGTH : 0;
+        long headerEnd = hlen + hdgst;
+        if (plenLong < headerEnd) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+                    PduHeader.typeName(type) + " with PLEN " + plenLong + " < " + headerEnd);
+        }
+        if (plenLong == headerEnd) {
+            // No data. H2CData/C2HData must carry some (0 < DATAL, §5.10).
+            if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+                        PduHeader.typeName(type) + " without data");
+            }
+            plen = (int) plenLong;
+            return true;
+        }
+        if (maxData == 0) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+                    PduHeader.typeName(type) + " with PLEN " + plenLong + " (must be " + headerEnd + ")");
+        }
+        if (((flags & FLAG_DDGSTF) != 0) != dataDigest) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, PduHeader.typeName(type)
+                    + (dataDigest ? " without DDGSTF (data digest negotiated)" : " with DDGSTF (not negotiated)"));
+        }
+        ddgst = dataDigest ? DIGEST_LENGTH : 0;
+        if (pdo != headerEnd) {
+            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (§5.9).
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PDO_OFFSET,
+                    PduHeader.typeName(type) + " with PDO " + pdo + " (must be " + headerEnd + ")");
+        }
+        long data = plenLong - headerEnd - ddgst;
+        if (data <= 0) {
+            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+                    PduHeader.typeName(type) + " with PLEN " + plenLong + " too small for its digests");
+        }
+        if (data > maxData) {
+            return fault(ctx, in, start, FES_DATA_LIMIT_EXCEEDED, 0,
+                    PduHeader.typeName(type) + " carries " + data + " data bytes, more than the " + maxData + " allowed");
+        }
+        plen = (int) plenLong;
+        dataLength = (int) data;
+        return true;
+    }
+
+    /** Checks what needs the whole header: HDGST (§5.8) and DATAL of data PDUs (§5.10). */
+    private boolean checkHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
+        if (hdgst != 0) {
+            int received = in.getIntLE(start + hlen);
+            int computed = Crc32c.compute(crc, in, start, hlen);
+            if (received != computed) {
+                return fault(ctx, in, start, FES_HEADER_DIGEST_ERROR, received, String.format(
+                        "%s header digest 0x%08x, computed 0x%08x", PduHeader.typeName(type), received, computed));
+            }
+        }
+        if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
+            long datal = in.getUnsignedIntLE(start + H2cDataPdu.DATAL_OFFSET);
+            if (datal != dataLength) {
+                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, H2cDataPdu.DATAL_OFFSET,
+                        PduHeader.typeName(type) + " DATAL " + datal + " but PLEN leaves " + dataLength + " bytes");
+            }
+        }
+        return true;
+    }
+
+    private void emit(ByteBuf in, int start, List<Object> out) {
+        int dataIndex = hlen + hdgst;
+        boolean digestOk = true;
+        if (ddgst != 0 && dataLength > 0) {
+            int received = in.getIntLE(start + plen - DIGEST_LENGTH);
+            digestOk = received == Crc32c.compute(crc, in, start + dataIndex, dataLength);
+        }
+        if (type == TYPE_IC_REQ || type == TYPE_IC_RESP) {
+            initialized = true;
+        }
+        if (type == TYPE_H2C_TERM_REQ || type == TYPE_C2H_TERM_REQ) {
+            dataIndex = TermReqPdu.HLEN;
+            // The peer closes after its TermReq (§5.7); nothing after it is meaningful.
+            state = State.FAILED;
+        }
+        pdu.set(in.readRetainedSlice(plen), type, flags, hlen, dataIndex, dataLength, digestOk);
+        out.add(pdu);
+    }
+
+    private boolean badType(ChannelHandlerContext ctx, ByteBuf in, int start) {
+        return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
+                "unexpected " + PduHeader.typeName(type) + " from the " + (role == Role.CONTROLLER ? "host" : "controller"));
+    }
+
+    private boolean legalLiveType(int t) {
+        return role == Role.CONTROLLER ? t == TYPE_CAPSULE_CMD || t == TYPE_H2C_DATA || t == TYPE_H2C_TERM_REQ
+                : t == TYPE_CAPSULE_RESP || t == TYPE_C2H_DATA || t == TYPE_R2T || t == TYPE_C2H_TERM_REQ;
+    }
+
+    /** How many bytes of the offending header go into the TermReq: its HLEN if legal, else the common header. */
+    private int copiedHeaderLength(ByteBuf in) {
+        int legal = hlen >= PduHeader.LENGTH && hlen <= TermReqPdu.MAX_COPIED_HEADER && hlen == expectedHlen(type)
+                ? hlen : PduHeader.LENGTH;
+        return Math.min(in.readableBytes(), legal);
+    }
+
+    private static int expectedHlen(int t) {
+        switch (t) {
+            case TYPE_IC_REQ:
+            case TYPE_IC_RESP:
+                return IcReqPdu.LENGTH;
+            case TYPE_CAPSULE_CMD:
+                return CapsuleCmdPdu.HLEN;
+            default:
+                return H2cDataPdu.HLEN;
+        }
+    }
+
+    /** Sends the TermReq, stops decoding and reports the fault; always returns false. */
+    private boolean fault(ChannelHandlerContext ctx, ByteBuf in, int start, int fes, int fei, String message) {
+        String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message + " -> "
+                + PduHeader.typeName(termReqType) + " FES " + fes + " (" + TermReqPdu.fesName(fes) + ") FEI " + fei;
+        LOG.log(System.Logger.Level.WARNING, text);
+        TermReqSender.send(ctx, termReqType, fes, fei, in, start, copiedHeaderLength(in));
+        state = State.FAILED;
+        in.skipBytes(in.readableBytes());
+        ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, fes, fei));
+        return false;
+    }
+
+    private boolean closeSilently(ChannelHandlerContext ctx, ByteBuf in, String message) {
+        String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message;
+        LOG.log(System.Logger.Level.WARNING, text);
+        state = State.FAILED;
+        in.skipBytes(in.readableBytes());
+        ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, 0, 0));
+        ctx.close();
+        return false;
+    }
+}
