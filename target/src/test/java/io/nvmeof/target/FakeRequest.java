@@ -19,7 +19,7 @@ import java.util.concurrent.CompletableFuture;
  * releases them when the command completes, like a transport that has sent them; with {@link #holdData()} it keeps them
  * unreleased until {@link #releaseData()}, like a transport whose socket is slow.
  */
-public final class FakeRequest implements TargetRequest {
+public class FakeRequest implements TargetRequest {
     public final ByteBuffer commandBuffer = ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer responseBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final SubmissionQueueEntry command = new SubmissionQueueEntry();
