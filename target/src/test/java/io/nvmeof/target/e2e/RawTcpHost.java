@@ -215,7 +215,7 @@ public final class RawTcpHost implements Closeable {
 
     /** Admin Connect: QID 0, SQSIZE 31, CNTLID 0xFFFF (dynamic). Returns the completion; on success remembers CNTLID. */
     public Completion connectAdmin(String subNqn, String hostNqn, UUID hostId, int katoMillis) throws IOException {
-        Completion c = connect(0, 31, katoMillis, subNqn, hostNqn, hostId, ConnectData.CNTLID_DYNAMIC);
+        Completion c = connect(0, 31, 0, katoMillis, subNqn, hostNqn, hostId, ConnectData.CNTLID_DYNAMIC);
         if (c.ok()) {
             cntlid = c.dw0 & 0xFFFF;
             qid = 0;
@@ -230,7 +230,13 @@ public final class RawTcpHost implements Closeable {
     /** I/O Connect for QID {@code ioQid} of controller {@code adminCntlid}; KATO 0 (§2.2). */
     public Completion connectIo(int ioQid, int sqsize, int adminCntlid, String subNqn, String hostNqn, UUID hostId)
             throws IOException {
-        Completion c = connect(ioQid, sqsize, 0, subNqn, hostNqn, hostId, adminCntlid);
+        return connectIo(ioQid, sqsize, 0, adminCntlid, subNqn, hostNqn, hostId);
+    }
+
+    /** I/O Connect with CATTR (bit 2 disables SQ flow control, which lets the target use C2HData SUCCESS, §5.10). */
+    public Completion connectIo(int ioQid, int sqsize, int cattr, int adminCntlid, String subNqn, String hostNqn,
+                                UUID hostId) throws IOException {
+        Completion c = connect(ioQid, sqsize, cattr, 0, subNqn, hostNqn, hostId, adminCntlid);
         if (c.ok()) {
             cntlid = adminCntlid;
             qid = ioQid;
@@ -242,8 +248,8 @@ public final class RawTcpHost implements Closeable {
         return connectIo(ioQid, 31, adminCntlid, subNqn, DEFAULT_HOST_NQN, DEFAULT_HOST_ID);
     }
 
-    private Completion connect(int connectQid, int sqsize, int kato, String subNqn, String hostNqn, UUID hostId,
-                               int connectCntlid) throws IOException {
+    private Completion connect(int connectQid, int sqsize, int cattr, int kato, String subNqn, String hostNqn,
+                               UUID hostId, int connectCntlid) throws IOException {
         ByteBuffer data = le(ConnectData.LENGTH);
         ConnectData cd = new ConnectData();
         cd.wrap(data, 0);
@@ -252,7 +258,7 @@ public final class RawTcpHost implements Closeable {
         inCapsuleLimit = Math.max(inCapsuleLimit, ADMIN_IN_CAPSULE_LIMIT); // Connect data is always in-capsule (§5.10)
         try {
             return execute(sqe -> sqe.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.CONNECT.code())
-                    .connect(0, connectQid, sqsize, 0, kato), data.array(), null);
+                    .connect(0, connectQid, sqsize, cattr, kato), data.array(), null);
         } finally {
             inCapsuleLimit = saved;
         }
