@@ -49,6 +49,18 @@ public final class TcpTransport implements Transport {
     /** TSAS for TCP: SECTYPE 0, no security (§3.3). */
     private static final byte SECTYPE_NONE = 0;
 
+    private final boolean allowNative;
+
+    /** The transport as ServiceLoader creates it: epoll when available, else NIO. */
+    public TcpTransport() {
+        this(true);
+    }
+
+    /** @param allowNative false forces NIO even where epoll is available (tests, diagnosis) */
+    TcpTransport(boolean allowNative) {
+        this.allowNative = allowNative;
+    }
+
     @Override
     public String name() {
         return "tcp";
@@ -65,7 +77,7 @@ public final class TcpTransport implements Transport {
             throw new IllegalArgumentException("listen needs options and an acceptor");
         }
         InetSocketAddress requested = options.address();
-        boolean epoll = Epoll.isAvailable();
+        boolean epoll = allowNative && Epoll.isAvailable();
         IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> channelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
