@@ -161,6 +161,26 @@ public final class RawTcpHost implements Closeable {
         }
     }
 
+    /** Makes the next PDU sent carry a wrong header digest (to test the target's check). */
+    public boolean corruptNextHeaderDigest;
+    /** Makes the next PDU with data carry a wrong data digest. */
+    public boolean corruptNextDataDigest;
+
+    /** Half-close: the target sees EOF on its receive side. */
+    public void shutdownOutput() throws IOException {
+        socket.shutdownOutput();
+    }
+
+    /** Closes with an RST instead of a FIN (SO_LINGER 0), as the Linux host may do (§5.1). */
+    public void abort() {
+        try {
+            socket.setSoLinger(true, 0);
+        } catch (SocketException ignored) {
+            // already closed
+        }
+        close();
+    }
+
     public void soTimeout(int millis) throws SocketException {
         socket.setSoTimeout(millis);
     }
@@ -487,12 +507,14 @@ public final class RawTcpHost implements Closeable {
         b.put(0, (byte) type).put(1, (byte) flags).put(2, (byte) hlen).put(3, (byte) pdo).putInt(4, plen);
         b.put(8, psh);
         if (hd) {
-            b.putInt(hlen, crc(b.array(), 0, hlen));
+            b.putInt(hlen, crc(b.array(), 0, hlen) ^ (corruptNextHeaderDigest ? 0x00100000 : 0));
+            corruptNextHeaderDigest = false;
         }
         if (dataLen > 0) {
             b.put(pdo, data);
             if (dd) {
-                b.putInt(pdo + dataLen, crc(data, 0, dataLen));
+                b.putInt(pdo + dataLen, crc(data, 0, dataLen) ^ (corruptNextDataDigest ? 0x00000100 : 0));
+                corruptNextDataDigest = false;
             }
         }
         sendRaw(b.array());
