@@ -1,0 +1,159 @@
+package io.nvmeof.transport.tcp;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The decoder on its own, in the HOST role (the CONTROLLER role is covered through the target pipeline tests). */
+class NvmeTcpPduDecoderTest {
+    /** Copies what it sees of each PDU, then releases it (the decoder reuses the PDU object). */
+    private static final class Capture extends ChannelInboundHandlerAdapter {
+        final List<byte[]> pdus = new ArrayList<>();
+        final List<Boolean> digestOk = new ArrayList<>();
+        final List<Integer> dataLengths = new ArrayList<>();
+        final List<ByteBuf> slices = new ArrayList<>();
+        Throwable error;
+        NvmeTcpPduDecoder decoder;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            NvmeTcpPdu pdu = (NvmeTcpPdu) msg;
+            byte[] b = new byte[pdu.buffer().readableBytes()];
+            pdu.buffer().getBytes(0, b);
+            pdus.add(b);
+            digestOk.add(pdu.dataDigestValid());
+            dataLengths.add(pdu.dataLength());
+            slices.add(pdu.buffer());
+            if (pdu.type() == PduHeader.TYPE_IC_RESP) {
+                int dgst = b[11];
+                decoder.digests((dgst & 1) != 0, (dgst & 2) != 0);
+            }
+            pdu.release();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            error = cause;
+        }
+    }
+
+    private static void feedByteByByte(EmbeddedChannel ch, byte[] bytes) {
+        for (byte b : bytes) {
+            if (ch.isOpen()) {
+                ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {b}));
+            }
+        }
+    }
+
+    private static byte[] icResp(int dgst) {
+        ByteBuffer b = Bytes.le(128);
+        b.put(0, (byte) 0x01).put(2, (byte) 128).putInt(4, 128).put(11, (byte) dgst).putInt(12, 131072);
+        return b.array();
+    }
+
+    private static byte[] withHeaderDigest(byte[] pdu24, int plen) {
+        ByteBuffer b = Bytes.le(plen);
+        b.put(0, pdu24, 0, 24);
+        b.putInt(24, Bytes.crc32c(pdu24, 0, 24));
+        return b.array();
+    }
+
+    @Test
+    void hostRoleDecodesControllerPdusByteByByte() {
+        Capture capture = new Capture();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+
+        ByteBuffer resp = Bytes.le(24);
+        resp.put(0, (byte) 0x05).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(20, (short) 9);
+        byte[] capsuleResp = withHeaderDigest(resp.array(), 28);
+
+        ByteBuffer r2t = Bytes.le(24);
+        r2t.put(0, (byte) 0x09).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(8, (short) 9).putInt(16, 4096);
+        byte[] r2tPdu = withHeaderDigest(r2t.array(), 28);
+
+        byte[] data = Bytes.pattern(512, 4);
+        byte[] c2hGood = c2hData(9, data, Bytes.crc32c(data, 0, 512));
+        byte[] c2hBad = c2hData(9, data, 0x12345678);
+
+        feedByteByByte(ch, Bytes.concat(icResp(3), capsuleResp, r2tPdu, c2hGood, c2hBad));
+        assertEquals(5, capture.pdus.size());
+        assertArrayEquals(capsuleResp, capture.pdus.get(1));
+        assertArrayEquals(r2tPdu, capture.pdus.get(2));
+        assertEquals(512, capture.dataLengths.get(3));
+        assertTrue(capture.digestOk.get(3));
+        assertFalse(capture.digestOk.get(4), "a bad data digest is reported, not fatal");
+        assertTrue(ch.isOpen());
+        for (ByteBuf s : capture.slices) {
+            assertEquals(0, s.refCnt(), "every PDU slice released");
+        }
+        assertFalse(ch.finish());
+    }
+
+    private static byte[] c2hData(int cid, byte[] data, int ddgst) {
+        int plen = 24 + 4 + data.length + 4;
+        ByteBuffer b = Bytes.le(plen);
+        b.put(0, (byte) 0x07).put(1, (byte) (1 | 2 | 4)).put(2, (byte) 24).put(3, (byte) 28).putInt(4, plen);
+        b.putShort(8, (short) cid).putInt(16, data.length);
+        b.putInt(24, Bytes.crc32c(b.array(), 0, 24));
+        b.put(28, data);
+        b.putInt(28 + data.length, ddgst);
+        return b.array();
+    }
+
+    @Test
+    void hostRoleAnswersAHostPduWithH2cTermReq() {
+        Capture capture = new Capture();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        feedByteByByte(ch, icResp(0));
+        feedByteByByte(ch, Bytes.capsule(Bytes.sqe(0x18, 1, 0x5A, 0), null, false, false));
+        ByteBuf out = ch.readOutbound();
+        byte[] term = new byte[out.readableBytes()];
+        out.getBytes(0, term);
+        out.release();
+        assertEquals(PduHeader.TYPE_H2C_TERM_REQ, term[0]);
+        assertEquals(1, Bytes.view(term).getShort(8), "FES Invalid PDU Header Field");
+        assertEquals(0, Bytes.view(term).getInt(10), "FEI: the TYPE byte");
+        assertFalse(ch.isOpen());
+        assertTrue(decoder.failed());
+        assertInstanceOf(NvmeTcpProtocolException.class, capture.error);
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void controllerRoleRejectsPlenAboveTheBoundFromTheCommonHeaderAlone() {
+        Capture capture = new Capture();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 8192, 131072);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        feedByteByByte(ch, Bytes.icReq(0));
+        decoder.digests(false, false);
+        // An H2CData announcing MAXH2CDATA + 1 data bytes: refused after 8 bytes with FES 5 (§5.7).
+        ByteBuffer ch8 = Bytes.le(8);
+        ch8.put(0, (byte) 0x06).put(1, (byte) 4).put(2, (byte) 24).put(3, (byte) 24).putInt(4, 24 + 131073);
+        feedByteByByte(ch, ch8.array());
+        ByteBuf out = ch.readOutbound();
+        assertEquals(PduHeader.TYPE_C2H_TERM_REQ, out.getByte(0));
+        assertEquals(5, out.getShortLE(8));
+        assertEquals(24 + 8, out.readableBytes(), "what there was of the header is quoted");
+        out.release();
+        assertFalse(ch.isOpen());
+        assertFalse(ch.finish());
+    }
+}
