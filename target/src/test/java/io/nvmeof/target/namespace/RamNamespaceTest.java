@@ -58,6 +58,23 @@ class RamNamespaceTest {
     }
 
     @Test
+    void freedChunksGoBackToTheOperatingSystemAtOnce() {
+        assertTrue(NativeMemory.immediateFreeAvailable(), "sun.misc.Unsafe.invokeCleaner from jdk.unsupported");
+        java.lang.management.BufferPoolMXBean direct = java.lang.management.ManagementFactory
+                .getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
+        MemoryBudget budget = new MemoryBudget(1L << 30);
+        RamNamespace ns = namespace(64L * CHUNK, budget);
+        long before = direct.getMemoryUsed();
+        for (int i = 0; i < 64; i++) {
+            ns.write(filled(4096, 1), 0, (long) i * CHUNK, 4096);
+        }
+        assertEquals(before + 64L * CHUNK, direct.getMemoryUsed());
+        ns.zero(0, 64L * CHUNK, true);
+        assertEquals(before, direct.getMemoryUsed(), "freed without waiting for a GC");
+    }
+
+    @Test
     void tooLargeIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> namespace(RamNamespace.MAX_SIZE_BYTES + 4096, new MemoryBudget(1)));
     }
