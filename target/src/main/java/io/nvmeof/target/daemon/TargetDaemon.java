@@ -165,9 +165,15 @@ public final class TargetDaemon implements Callable<Integer> {
             throw e;
         }
         running = target;
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         Thread hook = new Thread(() -> {
+            // SIGTERM / Ctrl-C: close every queue and listener, then let the JVM exit.
+            out.println("stopping");
+            out.flush();
+            stopOnce(target, closed);
+            out.println("stopped");
+            out.flush();
             stop.countDown();
-            closeQuietly(target);
         }, "nvmeof-target-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         for (SubsystemConfig s : cfg.subsystems()) {
@@ -196,9 +202,9 @@ public final class TargetDaemon implements Callable<Integer> {
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException alreadyShuttingDown) {
-            // the hook is running: it closes the target
+            return 0; // the hook closes the target and reports it
         }
-        closeQuietly(target);
+        stopOnce(target, closed);
         out.println("stopped");
         out.flush();
         return 0;
@@ -213,7 +219,10 @@ public final class TargetDaemon implements Callable<Integer> {
         return running;
     }
 
-    private static void closeQuietly(NvmeTarget target) {
+    private static void stopOnce(NvmeTarget target, java.util.concurrent.atomic.AtomicBoolean closed) {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         try {
             target.close();
         } catch (RuntimeException e) {
