@@ -2,6 +2,7 @@ package io.nvmeof.target.daemon;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.exc.StreamReadException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -100,7 +101,12 @@ public final class ConfigFile {
             throw new IllegalArgumentException("unknown key '" + e.getPropertyName() + "' at " + path(e)
                     + " (known keys: " + e.getKnownPropertyIds() + ")");
         } catch (JsonMappingException e) {
-            throw new IllegalArgumentException("bad value at " + path(e) + ": " + e.getOriginalMessage());
+            if (!(e.getCause() instanceof StreamReadException) && !e.getOriginalMessage().startsWith("Unexpected end-of-input")) {
+                throw new IllegalArgumentException("bad value at " + path(e) + ": " + e.getOriginalMessage());
+            }
+            throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
+                    + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
+                    + e.getLocation().getColumnNr() + ")"));
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
                     + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
