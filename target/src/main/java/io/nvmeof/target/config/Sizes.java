@@ -51,15 +51,18 @@ public final class Sizes {
         return value << shift;
     }
 
-    /** E.g. 1073741824 → "1 GiB", 1536 → "1536 B". */
+    /** E.g. 1073741824 → "1 GiB", 1536 → "1.5 KiB", 12638255104 → "11.8 GiB", 100 → "100 B". */
     public static String format(long bytes) {
         String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
         int u = 0;
-        long v = bytes;
-        while (u < units.length - 1 && v >= 1024 && v % 1024 == 0) {
+        double v = bytes;
+        while (u < units.length - 1 && v >= 1024) {
             v /= 1024;
             u++;
         }
-        return v + " " + units[u];
+        if (v == Math.rint(v)) {
+            return (long) v + " " + units[u];
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 }
