@@ -34,6 +34,16 @@ public interface Transport {
      */
     TargetListener listen(ListenerOptions options, QueueAcceptor acceptor) throws IOException;
 
+    /**
+     * Opens one host queue to a controller, connected at transport level (TCP: connect + ICReq/ICResp, §5.4; RDMA: CM
+     * connect with private data, §6.1) and ready for the fabrics Connect command.
+     *
+     * @throws IOException if the controller cannot be reached or refuses the connection
+     */
+    default HostQueue connect(HostQueueOptions options) throws IOException {
+        throw new UnsupportedOperationException("the " + name() + " transport has no host side");
+    }
+
     /** The transport with this name, or an {@link IllegalArgumentException} naming the ones that exist. */
     static Transport find(String name) {
         List<String> names = new ArrayList<>();
