@@ -33,6 +33,25 @@ public final class Crc32c {
         }
     }
 
+    /** Scratch size for {@link #computeHeader}: the largest PDU header (ICReq/ICResp, §5.3). */
+    public static final int HEADER_SCRATCH = 128;
+
+    /**
+     * The CRC32C of a PDU header (at most {@link #HEADER_SCRATCH} bytes), copied through {@code scratch} when the
+     * buffer is direct. A recycled pooled buffer makes a new NIO view on its first {@link ByteBuf#internalNioBuffer}
+     * call; copying 24–72 bytes is cheaper than that allocation on every PDU.
+     */
+    public static int computeHeader(CRC32C crc, byte[] scratch, ByteBuf buf, int index, int length) {
+        crc.reset();
+        if (buf.hasArray()) {
+            crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else {
+            buf.getBytes(index, scratch, 0, length);
+            crc.update(scratch, 0, length);
+        }
+        return (int) crc.getValue();
+    }
+
     /** The CRC32C of {@code length} bytes of {@code buf} from absolute index {@code index}, as the wire u32. */
     public static int compute(CRC32C crc, ByteBuf buf, int index, int length) {
         crc.reset();

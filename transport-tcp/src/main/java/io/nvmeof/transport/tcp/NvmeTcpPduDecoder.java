@@ -86,6 +86,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private final int maxDataPerPdu;
     private final int termReqType;
     private final CRC32C crc = new CRC32C();
+    private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();
 
     private State state = State.COMMON_HEADER;
@@ -330,7 +331,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private boolean checkHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
         if (hdgst != 0) {
             int received = in.getIntLE(start + hlen);
-            int computed = Crc32c.compute(crc, in, start, hlen);
+            int computed = Crc32c.computeHeader(crc, headerScratch, in, start, hlen);
             if (received != computed) {
                 return fault(ctx, in, start, FES_HEADER_DIGEST_ERROR, received, String.format(
                         "%s header digest 0x%08x, computed 0x%08x", PduHeader.typeName(type), received, computed));

@@ -76,6 +76,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final QueueAcceptor acceptor;
     private final NvmeTcpPduDecoder decoder;
     private final CRC32C crc = new CRC32C();
+    private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable flushTask = this::flushNow;
 
     // Flyweights for the PDUs we read and write (reused, never shared with another connection).
@@ -522,7 +523,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 out.setBytes(capsuleResp.cqeIndex(), cqe.buffer().array(), cqe.buffer().arrayOffset() + cqe.offset(),
                         CompletionQueueEntry.LENGTH);
                 if (headerDigest) {
-                    out.setIntLE(trailer + CapsuleRespPdu.HLEN, Crc32c.compute(crc, out, trailer, CapsuleRespPdu.HLEN));
+                    out.setIntLE(trailer + CapsuleRespPdu.HLEN,
+                            Crc32c.computeHeader(crc, headerScratch, out, trailer, CapsuleRespPdu.HLEN));
                 }
             }
             out.writerIndex(trailer + respLength);
@@ -536,7 +538,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     /** Sets writerIndex after a header of {@code hlen} bytes and its HDGST if negotiated (§5.8). */
     private void finishHeader(ByteBuf out, int hlen) {
         if (headerDigest) {
-            out.setIntLE(hlen, Crc32c.compute(crc, out, 0, hlen));
+            out.setIntLE(hlen, Crc32c.computeHeader(crc, headerScratch, out, 0, hlen));
             out.writerIndex(hlen + DIGEST_LENGTH);
         } else {
             out.writerIndex(hlen);

@@ -84,6 +84,14 @@ final class TargetHarness {
         return pdus.get(0);
     }
 
+    /**
+     * Stops checking the input buffers: with leak detection off, a released pooled buffer object is recycled for a
+     * later allocation, so its reference count no longer says anything about the first use.
+     */
+    void forgetInputs() {
+        inputs.clear();
+    }
+
     /** Every input buffer was consumed, every pooled buffer released, nothing left in the channel. */
     void assertClean() {
         for (ByteBuf b : inputs) {
