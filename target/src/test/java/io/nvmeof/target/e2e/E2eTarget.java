@@ -24,7 +24,7 @@ import java.util.logging.Logger;
  * A real {@link NvmeTarget} on 127.0.0.1 with an ephemeral port, for loopback tests over the NVMe/TCP transport found
  * by ServiceLoader, plus a capture of everything logged at WARNING or above (Netty's leak detector included).
  */
-final class E2eTarget implements AutoCloseable {
+public final class E2eTarget implements AutoCloseable {
     static final String NQN = "nqn.2026-01.io.nvmeof:e2e";
     static final String RESTRICTED_NQN = "nqn.2026-01.io.nvmeof:e2e-restricted";
     static final String ALLOWED_HOST = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-4333-8444-555555555555";
@@ -98,14 +98,22 @@ final class E2eTarget implements AutoCloseable {
         }
     }
 
-    /** Fails if anything logged SEVERE (ERROR) or a Netty LEAK report appeared. Refused connects are warnings, fine. */
+    /**
+     * Fails if anything logged SEVERE (ERROR), a Netty LEAK report appeared, or a record carries an unexpected
+     * throwable (anything but an I/O or protocol exception). Refused connects and protocol faults are warnings, fine.
+     */
     void assertNoErrorsLogged() {
         for (LogRecord r : problems()) {
-            String msg = String.valueOf(r.getMessage());
-            assertTrue(r.getLevel().intValue() < Level.SEVERE.intValue() && !msg.contains("LEAK"),
-                    "the target logged " + r.getLevel() + " " + r.getLoggerName() + ": " + msg
-                            + (r.getThrown() != null ? " / " + r.getThrown() : ""));
+            assertTrue(!isError(r), "the target logged " + r.getLevel() + " " + r.getLoggerName() + ": " + r.getMessage()
+                    + (r.getThrown() != null ? " / " + r.getThrown() : ""));
         }
+    }
+
+    /** ERROR level, a leak report, or a bug (an Error or RuntimeException) behind a warning. */
+    public static boolean isError(LogRecord r) {
+        Throwable t = r.getThrown();
+        boolean bug = t != null && !(t instanceof IOException) && !t.getClass().getName().contains("Protocol");
+        return r.getLevel().intValue() >= Level.SEVERE.intValue() || String.valueOf(r.getMessage()).contains("LEAK") || bug;
     }
 
     void awaitNoControllers(long timeoutMillis) throws InterruptedException {

@@ -521,9 +521,24 @@ public final class RawTcpHost implements Closeable {
     }
 
     public void sendRaw(byte[] bytes) throws IOException {
-        out.write(bytes);
-        out.flush();
+        if (dribble <= 0) {
+            out.write(bytes);
+            out.flush();
+            return;
+        }
+        // Small separately flushed pieces with TCP_NODELAY: the target sees a PDU arrive in many reads.
+        for (int off = 0; off < bytes.length; off += dribble) {
+            out.write(bytes, off, Math.min(dribble, bytes.length - off));
+            out.flush();
+            if (dribblePauseMillis > 0) {
+                sleep(dribblePauseMillis);
+            }
+        }
     }
+
+    /** Splits every send into pieces of this many bytes (0: one write per PDU). */
+    public int dribble;
+    public int dribblePauseMillis;
 
     /** Reads one PDU, checking the common header and the negotiated digests (§5.2, §5.8). */
     public Pdu readPdu() throws IOException {
