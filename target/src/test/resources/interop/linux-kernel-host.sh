@@ -8,7 +8,7 @@
 #   RESTRICTED_NQN subsystem whose allowed hosts do not include this VM's host NQN
 #   JAVA_MARKER    if given: namespace 2 LBA 200 must hold this text (written by the Java side), NUL padded
 # Markers for the caller: "INFO: discovery-lists-restricted=yes|no", "INFO: ctrl ..." lines, and a
-# 4 KiB block written at byte offset 409600 of namespace 1 that starts with "NVMEOF-JAVA-INTEROP-GUEST".
+# 4 KiB block written at LBA 50000 of namespace 1 (beyond the fio ranges) that starts with "NVMEOF-JAVA-INTEROP-GUEST".
 set -euxo pipefail
 ADDR=$1 PORT=$2 NQN=$3 RNQN=$4 NS1_BYTES=$5 NS1_BS=$6 NS2_BYTES=$7 NS2_BS=$8 FIO_SIZE=${9:-16M} JAVA_MARKER=${10:-}
 HOSTNQN=$(cat /etc/nvme/hostnqn)
@@ -121,7 +121,7 @@ zeros "$NS1" $((12 << 20)) $((1 << 20)) || fail "write-zeroes range does not rea
 pass "nvme write-zeroes 1 MiB reads back as zeros ($(elapsed))"
 
 # ---- a block for the Java side to read after the VM is gone
-{ printf 'NVMEOF-JAVA-INTEROP-GUEST'; head -c 4071 /dev/zero; } | dd of="$NS1" bs=4096 seek=100 oflag=direct status=none
+{ printf 'NVMEOF-JAVA-INTEROP-GUEST'; head -c 4071 /dev/zero; } | dd of="$NS1" bs=4096 seek=50000 oflag=direct status=none
 pass "marker block written"
 
 nvme disconnect -n "$NQN" | tee /tmp/disc.txt

@@ -55,6 +55,8 @@ class LinuxKernelHostIT {
     static final long NS2_BYTES = 64L << 20;
     static final String JAVA_MARKER = "NVMEOF-JAVA-WROTE-THIS";
     static final String GUEST_MARKER = "NVMEOF-JAVA-INTEROP-GUEST";
+    /** Where linux-kernel-host.sh writes GUEST_MARKER: beyond every range its fio, discard and zeroing runs touch. */
+    static final long GUEST_MARKER_LBA = 50000;
     static final List<String> EXPECTED_STEPS = List.of(
             "modprobe nvme-tcp", "nvme discover", "nvme connect -i 2", "nvme id-ctrl", "nvme id-ns",
             "read back the block the Java host wrote",
@@ -170,9 +172,9 @@ class LinuxKernelHostIT {
                 try (RawTcpHost io = RawTcpHost.connect(addr, false, false)) {
                     expectOk(io.connectIo(1, admin.cntlid(), NQN), "I/O Connect after the VM");
                     byte[] block = new byte[4096];
-                    expectOk(io.read(1, 100, 4096, block), "read LBA 100");
+                    expectOk(io.read(1, GUEST_MARKER_LBA, 4096, block), "read the guest marker block");
                     String text = new String(block, 0, GUEST_MARKER.length(), StandardCharsets.US_ASCII);
-                    assertEquals(GUEST_MARKER, text, "the guest's marker block at LBA 100 of namespace 1");
+                    assertEquals(GUEST_MARKER, text, "the guest's marker block at LBA " + GUEST_MARKER_LBA + " of namespace 1");
                 }
                 admin.shutdown();
             }
