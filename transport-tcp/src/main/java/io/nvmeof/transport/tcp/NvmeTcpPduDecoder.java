@@ -25,6 +25,7 @@ import static io.nvmeof.transport.tcp.PduHeader.TYPE_IC_RESP;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_R2T;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_LIMIT_EXCEEDED;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_OUT_OF_RANGE;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_HEADER_DIGEST_ERROR;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
@@ -48,7 +49,9 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
  *       DATAL = PLEN − PDO − DDGST) and H2CTermReq (24 ≤ PLEN ≤ 152, passed on so the handler logs it and closes).
  *       Faults are answered with C2HTermReq (§5.3, §5.13, §7.6).</li>
  *   <li>{@link Role#HOST} (receives controller PDUs): ICResp first; then CapsuleResp and R2T (HLEN 24, no data),
- *       C2HData (HLEN 24, 1..maxDataPerPdu bytes) and C2HTermReq. Faults are answered with H2CTermReq (§5.7).</li>
+ *       C2HData (HLEN 24, 1..maxDataPerPdu bytes, and what {@link C2hDataCheck} allows) and C2HTermReq. Faults
+ *       are answered with H2CTermReq (§5.7), or only close the connection after
+ *       {@link #sendTermReqOnFault sendTermReqOnFault(false)}, as the host side does (§7.8).</li>
  * </ul>
  * Digest flags must match what was negotiated ({@link #digests}); the header digest is verified here (a mismatch
  * is fatal, FES 3 with FEI = the received digest) and the data digest is verified and reported through
@@ -90,6 +93,8 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();
 
     private State state = State.COMMON_HEADER;
+    private boolean sendTermReq = true;
+    private C2hDataCheck c2hDataCheck;
     private boolean initialized;
     private boolean headerDigest;
     private boolean dataDigest;
@@ -127,6 +132,31 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     public void digests(boolean header, boolean data) {
         this.headerDigest = header;
         this.dataDigest = data;
+    }
+
+    /**
+     * Whether a fault is answered with a TermReq before closing (default true). The host side turns it off: Linux
+     * nvmet does not accept H2CTermReq, so a conservative initiator just closes (§5.3, §7.8).
+     */
+    public NvmeTcpPduDecoder sendTermReqOnFault(boolean send) {
+        this.sendTermReq = send;
+        return this;
+    }
+
+    /**
+     * HOST role: checks a C2HData header against the command it names before the PDU's data is buffered, so a
+     * controller can never make the host hold more than that command's own buffer (§5.10, §7.5).
+     */
+    @FunctionalInterface
+    public interface C2hDataCheck {
+        /** @return null if the PDU is acceptable, else why not (a protocol fault, fatal to the connection) */
+        String check(int cccid, long datao, int datal, int flags);
+    }
+
+    /** Installs the {@link C2hDataCheck} (HOST role); null for none. Called on the event loop before any input. */
+    public NvmeTcpPduDecoder c2hDataCheck(C2hDataCheck check) {
+        this.c2hDataCheck = check;
+        return this;
     }
 
     /** Discards all further input (the handler found a fault and is closing the connection). */
@@ -343,6 +373,13 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                 return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, H2cDataPdu.DATAL_OFFSET,
                         PduHeader.typeName(type) + " DATAL " + datal + " but PLEN leaves " + dataLength + " bytes");
             }
+            if (type == TYPE_C2H_DATA && c2hDataCheck != null) {
+                String problem = c2hDataCheck.check(in.getUnsignedShortLE(start + C2hDataPdu.CCCID_OFFSET),
+                        in.getUnsignedIntLE(start + C2hDataPdu.DATAO_OFFSET), dataLength, flags);
+                if (problem != null) {
+                    return fault(ctx, in, start, FES_DATA_OUT_OF_RANGE, 0, problem);
+                }
+            }
         }
         return true;
     }
@@ -397,6 +434,16 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
 
     /** Sends the TermReq, stops decoding and reports the fault; always returns false. */
     private boolean fault(ChannelHandlerContext ctx, ByteBuf in, int start, int fes, int fei, String message) {
+        if (!sendTermReq) {
+            String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message
+                    + " -> closing the connection";
+            LOG.log(System.Logger.Level.WARNING, text);
+            state = State.FAILED;
+            in.skipBytes(in.readableBytes());
+            ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, 0, 0));
+            ctx.close();
+            return false;
+        }
         String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message + " -> "
                 + PduHeader.typeName(termReqType) + " FES " + fes + " (" + TermReqPdu.fesName(fes) + ") FEI " + fei;
         LOG.log(System.Logger.Level.WARNING, text);
