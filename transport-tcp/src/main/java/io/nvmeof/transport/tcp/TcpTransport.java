@@ -1,11 +1,13 @@
 package io.nvmeof.transport.tcp;
 
+import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -13,13 +15,18 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.netty.util.internal.ThreadExecutorMap;
+import io.nvmeof.core.spi.HostQueue;
+import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
@@ -27,19 +34,28 @@ import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.BindException;
+import java.net.ConnectException;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * The NVMe/TCP transport (TRTYPE 3, protocol reference §3.3, §5), target side: Netty on epoll when the native
- * transport loads, else NIO. Found through {@code META-INF/services/io.nvmeof.core.spi.Transport}.
+ * The NVMe/TCP transport (TRTYPE 3, protocol reference §3.3, §5), target and host side: Netty on epoll when the
+ * native transport loads, else NIO. Found through {@code META-INF/services/io.nvmeof.core.spi.Transport}.
  *
  * <p>{@link #listen} binds one port; each accepted connection is one NVMe queue (§5.1) served by an
  * {@link NvmeTcpPduDecoder} and an {@link NvmeTcpTargetHandler} on one event-loop thread of the listener's own
  * worker group, which is also the queue's thread in the SPI sense.
+ *
+ * <p>{@link #connect} opens one host queue: a connection on the JVM-wide host event loops ({@link HostEventLoops}),
+ * served by an {@link NvmeTcpPduDecoder} in the HOST role and an {@link NvmeTcpHostHandler}, returned once the
+ * ICReq/ICResp exchange succeeded.
  */
 public final class TcpTransport implements Transport {
     /** TRTYPE for TCP in discovery log entries (§3.3). */
@@ -111,6 +127,85 @@ public final class TcpTransport implements Transport {
             listener.close();
             throw e;
         }
+    }
+
+    /**
+     * Connects, exchanges ICReq/ICResp (§5.4) and returns the ready queue; blocks the caller meanwhile, for at most
+     * {@code options.connectTimeout()} in all.
+     *
+     * @throws IllegalStateException if called on an event-loop thread (it would block the loop it waits for)
+     * @throws IOException           naming the controller and what went wrong: refused, no answer, no ICResp in time,
+     *                               or an ICResp the host cannot accept
+     */
+    @Override
+    public HostQueue connect(HostQueueOptions options) throws IOException {
+        if (options == null) {
+            throw new IllegalArgumentException("connect needs options");
+        }
+        if (ThreadExecutorMap.currentExecutor() != null) {
+            throw new IllegalStateException("connect blocks until the controller answers; call it from an application "
+                    + "thread, not from the event loop " + Thread.currentThread().getName());
+        }
+        String peer = NvmeTcpHostHandler.describe(options.address());
+        Duration timeout = options.connectTimeout();
+        long timeoutMillis = Math.max(1, Math.min(timeout.toMillis(), Integer.MAX_VALUE));
+        long deadline = System.nanoTime() + timeout.toNanos();
+        boolean epoll = allowNative && Epoll.isAvailable();
+        NvmeTcpHostHandler[] handler = new NvmeTcpHostHandler[1];
+        Bootstrap b = new Bootstrap()
+                .group(HostEventLoops.group(epoll))
+                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeoutMillis)
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        handler[0] = NvmeTcpHostHandler.install(ch.pipeline(), options);
+                    }
+                });
+        ChannelFuture connect = b.connect(options.address());
+        // Netty's CONNECT_TIMEOUT_MILLIS fails the future in time; the margin only guards against a lost wake-up.
+        if (!connect.awaitUninterruptibly(timeoutMillis + 2000)) {
+            connect.channel().close();
+            throw new IOException("cannot connect to controller at " + peer + ": no answer within " + describe(timeout));
+        }
+        if (!connect.isSuccess()) {
+            throw connectFailure(peer, timeout, connect.cause());
+        }
+        NvmeTcpHostHandler queue = handler[0];
+        try {
+            queue.ready().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return queue;
+        } catch (TimeoutException e) {
+            queue.close();
+            throw new IOException("controller at " + peer + " sent no ICResp within " + describe(timeout));
+        } catch (ExecutionException e) {
+            queue.close();
+            Throwable cause = e.getCause();
+            throw new IOException(cause.getMessage(), cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            queue.close();
+            throw new InterruptedIOException("interrupted while connecting to controller at " + peer);
+        }
+    }
+
+    private static IOException connectFailure(String peer, Duration timeout, Throwable cause) {
+        if (cause instanceof ConnectTimeoutException) {
+            return new IOException("cannot connect to controller at " + peer + ": no answer within " + describe(timeout),
+                    cause);
+        }
+        if (cause instanceof ConnectException) {
+            return new IOException("cannot connect to controller at " + peer + ": connection refused", cause);
+        }
+        return new IOException("cannot connect to controller at " + peer + ": " + cause, cause);
+    }
+
+    /** "10 s" or "250 ms". */
+    static String describe(Duration d) {
+        long ms = d.toMillis();
+        return ms % 1000 == 0 ? ms / 1000 + " s" : ms + " ms";
     }
 
     private static IOException bindFailure(InetSocketAddress address, Throwable cause) {
