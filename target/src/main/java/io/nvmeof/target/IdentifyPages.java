@@ -42,7 +42,9 @@ final class IdentifyPages {
         b.putShort(320, (short) ControllerProfile.KAS);
         b.put(512, (byte) ControllerProfile.SQES);
         b.put(513, (byte) ControllerProfile.CQES);
-        b.putShort(514, (short) (discovery ? ControllerProfile.ADMIN_QUEUE_SIZE : port.maxQueueSize())); // MAXCMD
+        // MAXCMD = CAP.MQES + 1 for discovery controllers too, as nvmet does: the Linux host compares its sqsize with MAXCMD
+        // and logs "sqsize 128 > ctrl maxcmd 32, clamping down" for a smaller value (seen in the interop run).
+        b.putShort(514, (short) port.maxQueueSize()); // MAXCMD
         if (!discovery) {
             b.putInt(516, ControllerProfile.NN);
             b.putShort(520, (short) ControllerProfile.ONCS);

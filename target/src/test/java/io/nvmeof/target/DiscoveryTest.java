@@ -45,6 +45,8 @@ class DiscoveryTest {
         assertEquals(0x04, id.get(261), "LPA extended data");
         assertEquals(Nqn.DISCOVERY, nqn(id, 768));
         assertEquals(0, id.getInt(516), "NN 0");
+        // MAXCMD agrees with CAP.MQES + 1, as on I/O controllers (the Linux host warns otherwise).
+        assertEquals(128, id.getShort(514) & 0xFFFF, "MAXCMD");
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.identify(0x02, 0)).status());
 
         check(host.admin(InJvmHost.setFeatures(0x0B, 0x80000000)));

@@ -55,7 +55,8 @@ class TargetDaemonProcessIT {
             try (Socket s = new Socket("127.0.0.1", port)) {
                 assertTrue(s.isConnected());
             }
-            p.destroy(); // SIGTERM
+            // SIGTERM through kill(1): Process.destroy() would also close our end of the daemon's output.
+            new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).inheritIO().start().waitFor();
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "daemon did not stop on SIGTERM:\n" + seen);
             while ((line = r.readLine()) != null) {
                 seen.append(line).append('\n');
