@@ -221,6 +221,11 @@ class TcpTransportTest {
             InputStream in = host.in;
             assertEquals(-1, in.read(), "connections are closed with the listener");
         }
+        // Netty completes the termination future from the loop's own thread just before that thread exits.
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (threads("nvme-tcp-accept-any") + threads("nvme-tcp-io-any") > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
         assertEquals(0, threads("nvme-tcp-accept-any") + threads("nvme-tcp-io-any"), "event loops stopped");
         assertThrows(IOException.class, () -> {
             try (Socket s = new Socket(l.localAddress().getAddress(), l.localAddress().getPort())) {
