@@ -1,0 +1,82 @@
+package io.nvmeof.initiator;
+
+/**
+ * One entry of a discovery log page (LID 0x70, protocol reference §3.3).
+ *
+ * @param trtype  TRTYPE: 1 RDMA, 2 FC, 3 TCP, 0xFE loop
+ * @param adrfam  ADRFAM: 1 IPv4, 2 IPv6, 3 IB, 4 FC
+ * @param subtype SUBTYPE: 1 referral, 2 NVM subsystem, 3 the current discovery subsystem
+ * @param treq    TREQ: bits 1:0 secure channel, bit 2 SQ flow control disable supported
+ * @param portid  PORTID
+ * @param cntlid  CNTLID (0xFFFF: dynamic controller model)
+ * @param asqsz   ASQSZ, the maximum admin queue size
+ * @param eflags  EFLAGS
+ * @param trsvcid TRSVCID, the port as text (trailing spaces and NULs stripped)
+ * @param subnqn  SUBNQN
+ * @param traddr  TRADDR, the address as text (trailing spaces and NULs stripped)
+ * @param sectype TSAS byte 0 for TCP: SECTYPE (0 none, 1 TLS 1.2, 2 TLS 1.3)
+ */
+public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int portid, int cntlid, int asqsz,
+                             int eflags, String trsvcid, String subnqn, String traddr, int sectype) {
+    public static final int SUBTYPE_REFERRAL = 1;
+    public static final int SUBTYPE_NVM = 2;
+    public static final int SUBTYPE_CURRENT_DISCOVERY = 3;
+
+    /** Whether this entry names an NVM subsystem one can connect to for I/O. */
+    public boolean isNvmSubsystem() {
+        return subtype == SUBTYPE_NVM;
+    }
+
+    /** The transport name for TRTYPE: "tcp", "rdma", "fc", "loop" or "trtype-N". */
+    public String transportName() {
+        switch (trtype) {
+            case 1: return "rdma";
+            case 2: return "fc";
+            case 3: return "tcp";
+            case 0xFE: return "loop";
+            default: return "trtype-" + trtype;
+        }
+    }
+
+    /** ADRFAM as nvme-cli prints it: "ipv4", "ipv6", "ib", "fc" or "adrfam-N". */
+    public String addressFamilyName() {
+        switch (adrfam) {
+            case 1: return "ipv4";
+            case 2: return "ipv6";
+            case 3: return "ib";
+            case 4: return "fc";
+            default: return "adrfam-" + adrfam;
+        }
+    }
+
+    /** SUBTYPE as nvme-cli prints it. */
+    public String subtypeName() {
+        switch (subtype) {
+            case SUBTYPE_REFERRAL: return "discovery subsystem referral";
+            case SUBTYPE_NVM: return "nvme subsystem";
+            case SUBTYPE_CURRENT_DISCOVERY: return "current discovery subsystem";
+            default: return "unknown subtype " + subtype;
+        }
+    }
+
+    /** TREQ as nvme-cli prints it: the secure channel requirement, plus "sq flow control disable supported". */
+    public String treqDescription() {
+        String secure;
+        switch (treq & 0x3) {
+            case 1: secure = "required"; break;
+            case 2: secure = "not required"; break;
+            default: secure = "not specified"; break;
+        }
+        return (treq & 0x4) != 0 ? secure + ", sq flow control disable supported" : secure;
+    }
+
+    /** SECTYPE as nvme-cli prints it. */
+    public String sectypeName() {
+        switch (sectype) {
+            case 0: return "none";
+            case 1: return "tls1.2";
+            case 2: return "tls1.3";
+            default: return "sectype-" + sectype;
+        }
+    }
+}

@@ -1,0 +1,375 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.core.command.NvmOpcode;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * An active namespace of a {@link Controller}: block I/O by logical block address (protocol reference §4).
+ *
+ * <p>Every I/O command exists in up to four forms:
+ * <ul>
+ *   <li>blocking, e.g. {@link #read(long, int, ByteBuffer)}: returns when the command completed, throws
+ *       {@link NvmeException};</li>
+ *   <li>future, e.g. {@link #readAsync}: a {@link CompletableFuture} completed on the queue's thread (dependent stages
+ *       without {@code Async} run there too; do not block in them);</li>
+ *   <li>callback, e.g. {@link #read(long, int, ByteBuffer, IoCallback, Object)}: nothing is allocated for a
+ *       successful command; waits for a free command slot like the forms above;</li>
+ *   <li>try-callback, e.g. {@link #tryRead}: returns {@code false} at once when every command slot of the queue is in
+ *       use, and never waits. Use it from inside callbacks.</li>
+ * </ul>
+ *
+ * <p><b>Buffers.</b> A command transfers {@code blocks × blockSize()} bytes starting at the buffer's position; the
+ * buffer must have that many bytes remaining. Position and limit are never changed, so one buffer can be reused
+ * without flipping. Direct buffers go to the transport without a copy; heap buffers work too. The buffer belongs to
+ * the command until it completes: do not touch it before.
+ *
+ * <p><b>Queues and back-pressure.</b> Each calling thread uses one I/O queue (chosen by thread ID). A queue has
+ * {@link Controller#ioQueueDepth()} command slots; when all are in flight, the waiting forms wait up to the command
+ * timeout for one (then fail with {@link NvmeTimeoutException}), and the {@code try} forms return {@code false}.
+ *
+ * <p><b>Errors.</b> An error status fails the command with {@link NvmeStatusException}; no answer within the command
+ * timeout with {@link NvmeTimeoutException} (and the controller fails, see {@link Controller}); a lost connection
+ * with {@link NvmeTransportException}. Arguments out of range throw {@link IllegalArgumentException} at once.
+ */
+public final class Namespace {
+    /** NLB is a 16-bit 0's based field (§4.2): at most 65536 blocks per command. */
+    public static final int MAX_NLB = 65536;
+    /** Dataset Management takes at most 256 ranges (§4.5). */
+    public static final int MAX_DSM_RANGES = 256;
+    /** Completes the {@link CompletableFuture} passed as attachment: the future forms reuse the callback path. */
+    private static final IoCallback FUTURE = new IoCallback() {
+        @Override
+        @SuppressWarnings("unchecked")
+        public void completed(Object attachment) {
+            ((CompletableFuture<Void>) attachment).complete(null);
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public void failed(NvmeException error, Object attachment) {
+            ((CompletableFuture<Void>) attachment).completeExceptionally(error);
+        }
+    };
+
+    private final Controller controller;
+    private final int nsid;
+    private volatile NamespaceIdentity identity;
+    private volatile boolean active = true;
+    private volatile BlockDevice blockDevice;
+
+    Namespace(Controller controller, NamespaceIdentity identity) {
+        this.controller = controller;
+        this.nsid = identity.nsid();
+        this.identity = identity;
+    }
+
+    void update(NamespaceIdentity id) {
+        this.identity = id;
+    }
+
+    void deactivate() {
+        active = false;
+    }
+
+    // ---- identity ----
+
+    public Controller controller() {
+        return controller;
+    }
+
+    public int nsid() {
+        return nsid;
+    }
+
+    /** Identify Namespace, decoded. */
+    public NamespaceIdentity identity() {
+        return identity;
+    }
+
+    /** Size in bytes. */
+    public long sizeBytes() {
+        return identity.sizeBytes();
+    }
+
+    /** Logical block size in bytes. */
+    public int blockSize() {
+        return identity.blockSize();
+    }
+
+    /** Number of logical blocks (NSZE). */
+    public long blockCount() {
+        return identity.nsze();
+    }
+
+    /** Whether the namespace is write protected (NSATTR bit 0). */
+    public boolean readOnly() {
+        return identity.readOnly();
+    }
+
+    /** NGUID as hex, or null. */
+    public String nguid() {
+        return identity.nguid();
+    }
+
+    /** EUI64 as hex, or null. */
+    public String eui64() {
+        return identity.eui64();
+    }
+
+    /** The namespace UUID, or null if the controller gives none. */
+    public UUID uuid() {
+        return identity.uuid();
+    }
+
+    /** False once the namespace went away or the controller was closed. */
+    public boolean isActive() {
+        return active && controller.isOpen();
+    }
+
+    /** The most blocks one read, write or compare may move: the NLB limit and MDTS (§3.2.1, §4.2). */
+    public int maxBlocksPerCommand() {
+        int mdts = controller.identity().mdts();
+        int max = MAX_NLB;
+        if (mdts != 0 && mdts < 20) {
+            // MDTS is a power of two of the minimum page size, 4 KiB since CAP.MPSMIN is 0 (§3.2.1).
+            long bytes = 4096L << mdts;
+            max = (int) Math.max(1, Math.min(max, bytes / blockSize()));
+        }
+        return max;
+    }
+
+    /** A byte-addressed view of this namespace. */
+    public BlockDevice blockDevice() {
+        BlockDevice d = blockDevice;
+        if (d == null) {
+            synchronized (this) {
+                d = blockDevice;
+                if (d == null) {
+                    d = new BlockDevice(this);
+                    blockDevice = d;
+                }
+            }
+        }
+        return d;
+    }
+
+    // ---- Read (0x02) ----
+
+    /** Reads {@code blocks} blocks from {@code lba} into {@code dst} and waits. */
+    public void read(long lba, int blocks, ByteBuffer dst) throws NvmeException {
+        Controller.await(readAsync(lba, blocks, dst), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        read(lba, blocks, dst, FUTURE, f);
+        return f;
+    }
+
+    public void read(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
+        io(true, NvmOpcode.READ.code(), lba, blocks, dst, true, callback, attachment);
+    }
+
+    public boolean tryRead(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
+        return io(false, NvmOpcode.READ.code(), lba, blocks, dst, true, callback, attachment);
+    }
+
+    // ---- Write (0x01) ----
+
+    /** Writes {@code blocks} blocks from {@code src} at {@code lba} and waits. */
+    public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
+        Controller.await(writeAsync(lba, blocks, src), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        write(lba, blocks, src, FUTURE, f);
+        return f;
+    }
+
+    public void write(long lba, int blocks, ByteBuffer src, IoCallback callback, Object attachment) {
+        io(true, NvmOpcode.WRITE.code(), lba, blocks, src, false, callback, attachment);
+    }
+
+    public boolean tryWrite(long lba, int blocks, ByteBuffer src, IoCallback callback, Object attachment) {
+        return io(false, NvmOpcode.WRITE.code(), lba, blocks, src, false, callback, attachment);
+    }
+
+    // ---- Compare (0x05) ----
+
+    /**
+     * Compares the blocks at {@code lba} with {@code expected} and waits. A mismatch throws
+     * {@link NvmeStatusException} with Compare Failure (SCT 2, SC 0x85, §4.2).
+     */
+    public void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException {
+        Controller.await(compareAsync(lba, blocks, expected), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        compare(lba, blocks, expected, FUTURE, f);
+        return f;
+    }
+
+    public void compare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
+        io(true, NvmOpcode.COMPARE.code(), lba, blocks, expected, false, callback, attachment);
+    }
+
+    public boolean tryCompare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
+        return io(false, NvmOpcode.COMPARE.code(), lba, blocks, expected, false, callback, attachment);
+    }
+
+    // ---- Flush (0x00) ----
+
+    /** Makes completed writes durable (Flush, §4.3) and waits. */
+    public void flush() throws NvmeException {
+        Controller.await(flushAsync(), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> flushAsync() {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        flush(FUTURE, f);
+        return f;
+    }
+
+    public void flush(IoCallback callback, Object attachment) {
+        submit(true, NvmOpcode.FLUSH.code(), 0, 0, 0, 0, null, 0, callback, attachment);
+    }
+
+    public boolean tryFlush(IoCallback callback, Object attachment) {
+        return submit(false, NvmOpcode.FLUSH.code(), 0, 0, 0, 0, null, 0, callback, attachment);
+    }
+
+    // ---- Write Zeroes (0x08) ----
+
+    /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, §4.4) and waits. */
+    public void writeZeroes(long lba, int blocks) throws NvmeException {
+        Controller.await(writeZeroesAsync(lba, blocks), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        writeZeroes(lba, blocks, FUTURE, f);
+        return f;
+    }
+
+    public void writeZeroes(long lba, int blocks, IoCallback callback, Object attachment) {
+        checkLba(lba, blocks, MAX_NLB);
+        submit(true, NvmOpcode.WRITE_ZEROES.code(), lba, blocks - 1, 0, 0, null, 0, callback, attachment);
+    }
+
+    // ---- Dataset Management: deallocate (0x09) ----
+
+    /**
+     * Deallocates (trims) up to 256 ranges (Dataset Management with AD, §4.5) and waits. Deallocated blocks read as
+     * zeroes when {@link NamespaceIdentity#dlfeat()} says so.
+     */
+    public void deallocate(LbaRange... ranges) throws NvmeException {
+        Controller.await(deallocateAsync(List.of(ranges)), controller.timeoutNanos());
+    }
+
+    public CompletableFuture<Void> deallocateAsync(List<LbaRange> ranges) {
+        if (ranges.isEmpty() || ranges.size() > MAX_DSM_RANGES) {
+            throw new IllegalArgumentException("deallocate takes 1.." + MAX_DSM_RANGES + " ranges: " + ranges.size());
+        }
+        // 16-byte ranges: context attributes 0, NLB (a count, not 0's based), SLBA (§4.5). Cold path: allocates.
+        ByteBuffer data = ByteBuffer.allocateDirect(16 * ranges.size()).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < ranges.size(); i++) {
+            LbaRange r = ranges.get(i);
+            if (Long.compareUnsigned(r.lba() + r.blocks(), blockCount()) > 0) {
+                throw new IllegalArgumentException("range " + r + " goes beyond the namespace (" + blockCount() + " blocks)");
+            }
+            data.putInt(16 * i + 4, (int) r.blocks());
+            data.putLong(16 * i + 8, r.lba());
+        }
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        // CDW10 NR (0's based), CDW11 bit 2 AD (§4.5).
+        submit(true, NvmOpcode.DATASET_MANAGEMENT.code(), 0, 0, ranges.size() - 1, 0x4, data, data.capacity(), FUTURE, f);
+        return f;
+    }
+
+    // ---- the path every command takes ----
+
+    private boolean io(boolean wait, int opcode, long lba, int blocks, ByteBuffer buf, boolean toHost,
+                       IoCallback callback, Object attachment) {
+        int max = maxBlocksPerCommand();
+        checkLba(lba, blocks, max);
+        if (buf == null) {
+            throw new IllegalArgumentException("no buffer");
+        }
+        long len = (long) blocks * blockSize();
+        if (buf.remaining() < len) {
+            throw new IllegalArgumentException(blocks + " block(s) of " + blockSize() + " bytes need " + len
+                    + " bytes but the buffer has " + buf.remaining() + " remaining");
+        }
+        if (toHost && buf.isReadOnly()) {
+            throw new IllegalArgumentException("cannot read into a read-only buffer");
+        }
+        return submit(wait, opcode, lba, blocks - 1, 0, 0, buf, (int) len, callback, attachment);
+    }
+
+    private void checkLba(long lba, int blocks, int max) {
+        if (blocks < 1 || blocks > max) {
+            throw new IllegalArgumentException("blocks must be 1.." + max + " per command: " + blocks);
+        }
+        if (lba < 0) {
+            throw new IllegalArgumentException("lba must not be negative: " + lba);
+        }
+    }
+
+    /**
+     * Fills and sends one I/O command. For commands with an LBA, {@code nlb0} is NLB (0's based) and {@code lba}
+     * SLBA (CDW10–12, §4.2); otherwise {@code cdw10}/{@code cdw11} are written as given. Allocation-free.
+     */
+    private boolean submit(boolean wait, int opcode, long lba, int nlb0, int cdw10, int cdw11, ByteBuffer buf, int len,
+                           IoCallback callback, Object attachment) {
+        if (callback == null) {
+            throw new IllegalArgumentException("no callback");
+        }
+        NvmeException dead = controller.unusable();
+        if (dead == null && !active) {
+            dead = new NvmeException("namespace " + nsid + " is no longer active");
+        }
+        if (dead != null) {
+            callback.failed(dead, attachment);
+            return true;
+        }
+        CommandQueue q = controller.ioQueue();
+        CommandSlot slot;
+        if (wait) {
+            try {
+                slot = q.acquire(controller.timeoutNanos());
+            } catch (NvmeException e) {
+                callback.failed(e, attachment);
+                return true;
+            }
+        } else {
+            slot = q.tryAcquire();
+            if (slot == null) {
+                return false;
+            }
+        }
+        SubmissionQueueEntry e = slot.prepare();
+        e.opcode(opcode).nsid(nsid);
+        if (opcode == NvmOpcode.DATASET_MANAGEMENT.code() || opcode == NvmOpcode.FLUSH.code()) {
+            e.cdw(10, cdw10).cdw(11, cdw11);
+        } else {
+            e.slba(lba).cdw(12, nlb0 & 0xFFFF);
+        }
+        slot.submit(buf, buf == null ? 0 : buf.position(), len, controller.timeoutNanos(), callback, attachment);
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        NamespaceIdentity id = identity;
+        return "namespace " + nsid + " (" + id.nsze() + " blocks of " + id.blockSize() + " bytes"
+                + (id.readOnly() ? ", read-only" : "") + ")";
+    }
+}

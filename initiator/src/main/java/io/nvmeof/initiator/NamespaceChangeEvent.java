@@ -1,0 +1,21 @@
+package io.nvmeof.initiator;
+
+import java.util.List;
+
+/**
+ * The controller reported a "namespace attribute changed" asynchronous event (§3.6) and the initiator re-read the
+ * Changed Namespace List (log 0x04, §3.3) and those namespaces.
+ *
+ * @param controller the controller
+ * @param changed    the NSIDs the controller listed (all active ones if it listed more than 1024)
+ * @param added      namespaces that are new
+ * @param removed    NSIDs that are gone
+ */
+public record NamespaceChangeEvent(Controller controller, List<Integer> changed, List<Namespace> added,
+                                   List<Integer> removed) {
+    public NamespaceChangeEvent {
+        changed = List.copyOf(changed);
+        added = List.copyOf(added);
+        removed = List.copyOf(removed);
+    }
+}

@@ -1,0 +1,90 @@
+package io.nvmeof.initiator;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.HexFormat;
+import java.util.UUID;
+
+/**
+ * The fields of Identify Namespace (CNS 0x00, §3.2.2) an application needs, plus the UUID from the Namespace
+ * Identification Descriptor list (CNS 0x03, §3.2.3) when the controller gives one.
+ *
+ * @param nsid      the namespace ID
+ * @param nsze      size in logical blocks (NSZE)
+ * @param ncap      capacity in logical blocks (NCAP; 0 means the namespace is absent)
+ * @param nuse      blocks in use (NUSE)
+ * @param nsfeat    NSFEAT
+ * @param nlbaf     number of LBA formats, 0's based
+ * @param flbas     FLBAS
+ * @param lbads     log2 of the block size of the format in use
+ * @param ms        metadata bytes per block of that format (0 unless PI is used)
+ * @param dlfeat    DLFEAT
+ * @param nmic      NMIC
+ * @param nsattr    NSATTR (bit 0: write protected)
+ * @param nguid     NGUID as 32 hex digits, or null if all zero
+ * @param eui64     EUI64 as 16 hex digits, or null if all zero
+ * @param uuid      the namespace UUID from the descriptor list, or null
+ */
+public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int nsfeat, int nlbaf, int flbas, int lbads,
+                                int ms, int dlfeat, int nmic, int nsattr, String nguid, String eui64, UUID uuid) {
+
+    /** Decodes Identify Namespace; {@code descriptors} may be null (CNS 0x03 not supported). */
+    public static NamespaceIdentity parse(int nsid, ByteBuffer page, ByteBuffer descriptors) {
+        ByteBuffer b = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        int flbas = b.get(26) & 0xFF;
+        int format = (flbas & 0xF) | ((flbas & 0x60) >> 1); // index = bits 3:0 | bits 6:5 << 4 (§3.2.2)
+        int lbaf = b.getInt(128 + 4 * format);
+        return new NamespaceIdentity(nsid, b.getLong(0), b.getLong(8), b.getLong(16), b.get(24) & 0xFF, b.get(25) & 0xFF,
+                flbas, (lbaf >>> 16) & 0xFF, lbaf & 0xFFFF, b.get(33) & 0xFF, b.get(30) & 0xFF, b.get(99) & 0xFF,
+                hexOrNull(b, 104, 16), hexOrNull(b, 120, 8), descriptors == null ? null : uuidFrom(descriptors));
+    }
+
+    /** The logical block size in bytes, 2^LBADS. */
+    public int blockSize() {
+        return 1 << lbads;
+    }
+
+    /** Size in bytes (NSZE × block size). */
+    public long sizeBytes() {
+        return nsze << lbads;
+    }
+
+    public boolean readOnly() {
+        return (nsattr & 1) != 0;
+    }
+
+    /** NCAP ≠ 0: the namespace exists (§3.2). */
+    public boolean present() {
+        return ncap != 0;
+    }
+
+    private static String hexOrNull(ByteBuffer b, int at, int len) {
+        byte[] bytes = new byte[len];
+        b.get(at, bytes);
+        for (byte x : bytes) {
+            if (x != 0) {
+                return HexFormat.of().formatHex(bytes);
+            }
+        }
+        return null;
+    }
+
+    /** The UUID descriptor (NIDT 3, NIDL 16) of a CNS 0x03 list, or null (§3.2.3). */
+    private static UUID uuidFrom(ByteBuffer d) {
+        ByteBuffer b = d.duplicate().order(ByteOrder.BIG_ENDIAN);
+        int p = 0;
+        while (p + 4 <= b.capacity()) {
+            int nidt = b.get(p) & 0xFF;
+            int nidl = b.get(p + 1) & 0xFF;
+            if (nidl == 0 || p + 4 + nidl > b.capacity()) {
+                return null;
+            }
+            if (nidt == 0x03 && nidl == 16) {
+                // Raw bytes in textual order (§0): big-endian halves.
+                return new UUID(b.getLong(p + 4), b.getLong(p + 12));
+            }
+            p += 4 + nidl;
+        }
+        return null;
+    }
+}

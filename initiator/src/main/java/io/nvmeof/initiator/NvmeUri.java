@@ -1,0 +1,417 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.core.command.Nqn;
+
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The address of an NVMe-oF controller, with the connection options a host chooses:
+ *
+ * <pre>
+ *   nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1?nsid=1&amp;queues=4&amp;depth=128&amp;digest=header,data
+ *   nvme+tcp://[fe80::1]/nqn.2024-01.io.nvmeof:disk1          (IPv6 in brackets, port 4420)
+ *   nvme+tcp://192.0.2.10:8009                                 (no NQN: the discovery controller)
+ * </pre>
+ *
+ * <table>
+ *   <caption>Query parameters</caption>
+ *   <tr><th>name</th><th>meaning</th><th>default</th></tr>
+ *   <tr><td>nsid</td><td>the namespace {@link Controller#namespace()} returns</td><td>the first active one</td></tr>
+ *   <tr><td>queues</td><td>I/O queues (one connection each), 1..128</td><td>min(4, CPUs)</td></tr>
+ *   <tr><td>depth</td><td>entries per I/O queue, 2..1024; clamped to CAP.MQES+1 and MAXCMD</td><td>128</td></tr>
+ *   <tr><td>digest</td><td>{@code header}, {@code data}, {@code header,data} or {@code none} (NVMe/TCP §5.8)</td><td>none</td></tr>
+ *   <tr><td>hostnqn</td><td>the host NQN</td><td>{@link HostIdentity#defaultHostNqn()}</td></tr>
+ *   <tr><td>kato</td><td>keep-alive timeout ({@code 30000}, {@code 30000ms}, {@code 30s}); 0 disables</td>
+ *       <td>30 s; 0 for discovery controllers (§3.7)</td></tr>
+ *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
+ * </table>
+ *
+ * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
+ * controller when none is given (§3.7); our own target serves discovery on its I/O port, so write {@code :8009}
+ * explicitly when you talk to an nvmet discovery port.
+ *
+ * <p>Scheme {@code nvme+rdma} parses; connecting says whether an rdma transport is available. Instances are immutable.
+ */
+public final class NvmeUri {
+    /** The NVMe-oF I/O port (§8). */
+    public static final int DEFAULT_PORT = 4420;
+    public static final int DEFAULT_DEPTH = 128;
+    public static final int MAX_QUEUES = 128;
+    public static final int MAX_DEPTH = 1024;
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    /** KATO for I/O controllers: 30 s, inside the 5–30 s the conservative profile suggests (§7.8). */
+    public static final int DEFAULT_KATO_MILLIS = 30_000;
+
+    private final String transport;
+    private final String host;
+    private final int port;
+    private final String subsystemNqn;
+    private final int nsid;
+    private final int queues;
+    private final int depth;
+    private final boolean headerDigest;
+    private final boolean dataDigest;
+    private final String hostNqn;
+    private final int katoMillis;
+    private final Duration timeout;
+
+    private NvmeUri(String transport, String host, int port, String subsystemNqn, int nsid, int queues, int depth,
+                    boolean headerDigest, boolean dataDigest, String hostNqn, int katoMillis, Duration timeout) {
+        this.transport = transport;
+        this.host = host;
+        this.port = port;
+        this.subsystemNqn = subsystemNqn;
+        this.nsid = nsid;
+        this.queues = queues;
+        this.depth = depth;
+        this.headerDigest = headerDigest;
+        this.dataDigest = dataDigest;
+        this.hostNqn = hostNqn;
+        this.katoMillis = katoMillis;
+        this.timeout = timeout;
+    }
+
+    /**
+     * Parses a URI of the form shown above.
+     *
+     * @throws IllegalArgumentException naming the part that is wrong
+     */
+    public static NvmeUri parse(String uri) {
+        if (uri == null || uri.isBlank()) {
+            throw new IllegalArgumentException("no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
+        }
+        String s = uri.trim();
+        int sep = s.indexOf("://");
+        if (sep < 0) {
+            throw new IllegalArgumentException("not an NVMe URI: '" + uri + "' (expected nvme+tcp://HOST[:PORT][/NQN][?OPTIONS])");
+        }
+        String scheme = s.substring(0, sep).toLowerCase(Locale.ROOT);
+        if (!scheme.startsWith("nvme+") || scheme.length() == 5) {
+            throw new IllegalArgumentException("unknown scheme '" + s.substring(0, sep) + "' in '" + uri
+                    + "': use nvme+tcp (or nvme+rdma)");
+        }
+        String transport = scheme.substring(5);
+        if (!transport.chars().allMatch(c -> (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+            throw new IllegalArgumentException("bad transport name '" + transport + "' in '" + uri + "'");
+        }
+        String rest = s.substring(sep + 3);
+        String query = null;
+        int q = rest.indexOf('?');
+        if (q >= 0) {
+            query = rest.substring(q + 1);
+            rest = rest.substring(0, q);
+        }
+        String authority = rest;
+        String path = null;
+        int slash = rest.indexOf('/');
+        if (slash >= 0) {
+            authority = rest.substring(0, slash);
+            path = rest.substring(slash + 1);
+        }
+        String host;
+        int port = DEFAULT_PORT;
+        if (authority.startsWith("[")) {
+            int close = authority.indexOf(']');
+            if (close < 0) {
+                throw new IllegalArgumentException("unterminated IPv6 address in '" + uri + "' (write [fe80::1]:4420)");
+            }
+            host = authority.substring(1, close);
+            String tail = authority.substring(close + 1);
+            if (!tail.isEmpty()) {
+                if (!tail.startsWith(":")) {
+                    throw new IllegalArgumentException("unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
+                }
+                port = parsePort(tail.substring(1), uri);
+            }
+            if (host.isEmpty() || host.indexOf(':') < 0) {
+                throw new IllegalArgumentException("brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
+            }
+        } else {
+            int colon = authority.lastIndexOf(':');
+            if (colon >= 0) {
+                if (authority.indexOf(':') != colon) {
+                    throw new IllegalArgumentException("an IPv6 address goes in brackets: nvme+tcp://[" + authority
+                            + "]/... (in '" + uri + "')");
+                }
+                host = authority.substring(0, colon);
+                port = parsePort(authority.substring(colon + 1), uri);
+            } else {
+                host = authority;
+            }
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("no host in '" + uri + "' (e.g. nvme+tcp://192.0.2.10:4420/NQN)");
+        }
+        String nqn = null;
+        if (path != null) {
+            if (path.endsWith("/")) {
+                path = path.substring(0, path.length() - 1);
+            }
+            if (!path.isEmpty()) {
+                nqn = percentDecode(path, uri);
+                checkNqn(nqn, "subsystem NQN", uri);
+            }
+        }
+        int nsid = 0;
+        int queues = Math.max(1, Math.min(4, Runtime.getRuntime().availableProcessors()));
+        int depth = DEFAULT_DEPTH;
+        boolean hdgst = false;
+        boolean ddgst = false;
+        String hostNqn = null;
+        int kato = -1;
+        Duration timeout = DEFAULT_TIMEOUT;
+        if (query != null && !query.isEmpty()) {
+            for (String pair : query.split("&")) {
+                if (pair.isEmpty()) {
+                    continue;
+                }
+                int eq = pair.indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException("option '" + pair + "' has no value in '" + uri + "' (write name=value)");
+                }
+                String name = pair.substring(0, eq).toLowerCase(Locale.ROOT);
+                String value = percentDecode(pair.substring(eq + 1), uri);
+                switch (name) {
+                    case "nsid":
+                        nsid = parseInt(name, value, 1, 0xFFFFFFFEL, uri);
+                        break;
+                    case "queues":
+                        queues = parseInt(name, value, 1, MAX_QUEUES, uri);
+                        break;
+                    case "depth":
+                        depth = parseInt(name, value, 2, MAX_DEPTH, uri);
+                        break;
+                    case "digest":
+                        hdgst = false;
+                        ddgst = false;
+                        for (String d : value.toLowerCase(Locale.ROOT).split(",")) {
+                            switch (d.trim()) {
+                                case "header": hdgst = true; break;
+                                case "data": ddgst = true; break;
+                                case "none": case "": break;
+                                default:
+                                    throw new IllegalArgumentException("digest must be header, data, header,data or none, not '"
+                                            + value + "' in '" + uri + "'");
+                            }
+                        }
+                        break;
+                    case "hostnqn":
+                        checkNqn(value, "host NQN", uri);
+                        hostNqn = value;
+                        break;
+                    case "kato":
+                        kato = (int) Math.min(Integer.MAX_VALUE, parseDuration(name, value, uri).toMillis());
+                        break;
+                    case "timeout":
+                        timeout = parseDuration(name, value, uri);
+                        if (timeout.isZero()) {
+                            throw new IllegalArgumentException("timeout must be positive in '" + uri + "'");
+                        }
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout)");
+                }
+            }
+        }
+        boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
+        if (kato < 0) {
+            kato = discovery ? 0 : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (§3.7, §7.2)
+        }
+        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout);
+    }
+
+    /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
+    public NvmeUri forEntry(DiscoveryEntry entry) {
+        String trtype = entry.transportName();
+        int p;
+        try {
+            p = Integer.parseInt(entry.trsvcid().trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("discovery entry has a non-numeric TRSVCID '" + entry.trsvcid() + "'");
+        }
+        return new NvmeUri(trtype, entry.traddr().trim(), p, entry.subnqn(), 0, queues, depth, headerDigest, dataDigest,
+                hostNqn, katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis, timeout);
+    }
+
+    /** This URI naming another subsystem (null: the discovery controller). */
+    public NvmeUri withSubsystem(String nqn) {
+        boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
+        int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
+        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, headerDigest, dataDigest, hostNqn, kato, timeout);
+    }
+
+    /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
+    public String transport() {
+        return transport;
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** An unresolved socket address, resolved when connecting. */
+    public InetSocketAddress socketAddress() {
+        return new InetSocketAddress(host, port);
+    }
+
+    /** The subsystem NQN from the path, or null for the discovery controller. */
+    public String subsystemNqn() {
+        return subsystemNqn;
+    }
+
+    /** Whether this names a discovery controller: no NQN, or the well-known discovery NQN (§3.7). */
+    public boolean isDiscovery() {
+        return subsystemNqn == null || Nqn.DISCOVERY.equals(subsystemNqn);
+    }
+
+    /** The NQN to put in Connect: the subsystem NQN or the well-known discovery NQN. */
+    public String connectNqn() {
+        return subsystemNqn == null ? Nqn.DISCOVERY : subsystemNqn;
+    }
+
+    /** The nsid option, 0 if not given. */
+    public int nsid() {
+        return nsid;
+    }
+
+    public int queues() {
+        return queues;
+    }
+
+    public int depth() {
+        return depth;
+    }
+
+    public boolean headerDigest() {
+        return headerDigest;
+    }
+
+    public boolean dataDigest() {
+        return dataDigest;
+    }
+
+    /** The hostnqn option, or null for the default. */
+    public String hostNqn() {
+        return hostNqn;
+    }
+
+    public int katoMillis() {
+        return katoMillis;
+    }
+
+    public Duration timeout() {
+        return timeout;
+    }
+
+    private static int parsePort(String text, String uri) {
+        try {
+            int p = Integer.parseInt(text);
+            if (p < 1 || p > 65535) {
+                throw new NumberFormatException();
+            }
+            return p;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("bad port '" + text + "' in '" + uri + "' (1..65535)");
+        }
+    }
+
+    private static int parseInt(String name, String value, long min, long max, String uri) {
+        long v;
+        try {
+            v = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a number, not '" + value + "' in '" + uri + "'");
+        }
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", not " + v + " in '" + uri + "'");
+        }
+        return (int) v;
+    }
+
+    /** {@code 500ms}, {@code 30s}, {@code 2m}, or a plain number of milliseconds. */
+    static Duration parseDuration(String name, String value, String uri) {
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        long unitMillis = 1;
+        if (v.endsWith("ms")) {
+            v = v.substring(0, v.length() - 2);
+        } else if (v.endsWith("s")) {
+            v = v.substring(0, v.length() - 1);
+            unitMillis = 1000;
+        } else if (v.endsWith("m")) {
+            v = v.substring(0, v.length() - 1);
+            unitMillis = 60_000;
+        }
+        try {
+            long n = Long.parseLong(v.trim());
+            if (n < 0 || n > Integer.MAX_VALUE) {
+                throw new NumberFormatException();
+            }
+            return Duration.ofMillis(n * unitMillis);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(name + " must be a duration such as 500ms, 30s, 2m or a number of "
+                    + "milliseconds, not '" + value + "' in '" + uri + "'");
+        }
+    }
+
+    private static void checkNqn(String nqn, String what, String uri) {
+        if (!nqn.startsWith("nqn.")) {
+            throw new IllegalArgumentException("the " + what + " must start with 'nqn.', not '" + nqn + "' in '" + uri + "'");
+        }
+        if (nqn.getBytes(StandardCharsets.UTF_8).length > 223) {
+            throw new IllegalArgumentException("the " + what + " has more than 223 bytes in '" + uri + "' (§0)");
+        }
+    }
+
+    private static String percentDecode(String s, String uri) {
+        if (s.indexOf('%') < 0) {
+            return s;
+        }
+        try {
+            return java.net.URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("bad %-escape in '" + s + "' in '" + uri + "'");
+        }
+    }
+
+    /** The canonical text form; parses back to an equal URI. */
+    @Override
+    public String toString() {
+        StringBuilder b = new StringBuilder("nvme+").append(transport).append("://");
+        b.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port);
+        if (subsystemNqn != null) {
+            b.append('/').append(subsystemNqn);
+        }
+        StringBuilder qs = new StringBuilder();
+        if (nsid != 0) {
+            qs.append("&nsid=").append(Integer.toUnsignedString(nsid));
+        }
+        qs.append("&queues=").append(queues).append("&depth=").append(depth);
+        if (headerDigest || dataDigest) {
+            qs.append("&digest=").append(headerDigest && dataDigest ? "header,data" : headerDigest ? "header" : "data");
+        }
+        if (hostNqn != null) {
+            qs.append("&hostnqn=").append(hostNqn);
+        }
+        qs.append("&kato=").append(katoMillis).append("&timeout=").append(timeout.toMillis()).append("ms");
+        return b.append('?').append(qs.substring(1)).toString();
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof NvmeUri u && u.toString().equals(toString());
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(toString());
+    }
+}
