@@ -370,10 +370,10 @@ public final class Controller implements AutoCloseable {
 
     private CommandSlot.Completion submitAndWait(CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data,
                                                  int length, boolean requireSuccess) throws NvmeException {
-        NvmeException f = failure;
-        if (f != null) {
+        NvmeException failed = failure;
+        if (failed != null) {
             // Not unusable(): the shutdown handshake runs after close() started.
-            throw new NvmeTransportException("controller failed: " + f.getMessage(), f);
+            throw new NvmeTransportException("controller failed: " + failed.getMessage(), failed);
         }
         CommandSlot s = q.acquire(timeoutNanos);
         SubmissionQueueEntry e = s.prepare();
