@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** §7.1 bring-up and §7.3 teardown against our target over the in-JVM loop transport. */
 class BringUpTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().transport("loop")
+    static NvmeofTargetExtension target = NvmeofTargetExtension.builder()
             .namespace("64M").namespace("1M", 512).maxQueueSize(64).build();
 
     @Test
