@@ -40,6 +40,12 @@ import java.util.concurrent.CompletableFuture;
 public final class Namespace {
     /** NLB is a 16-bit 0's based field (§4.2): at most 65536 blocks per command. */
     public static final int MAX_NLB = 65536;
+    /**
+     * The most bytes one command moves, whatever MDTS says: Linux nvmet-tcp refuses an SGL longer than
+     * NVMET_TCP_MAXH2CDATA (4 MiB) with Data SGL Length Invalid even when it reports MDTS 0 ("no limit"), §5.12.
+     * Found by the LinuxNvmetIT interop test.
+     */
+    public static final int MAX_TRANSFER_BYTES = 4 << 20;
     /** Dataset Management takes at most 256 ranges (§4.5). */
     public static final int MAX_DSM_RANGES = 256;
     /** Completes the {@link CompletableFuture} passed as attachment: the future forms reuse the callback path. */
@@ -132,16 +138,18 @@ public final class Namespace {
         return active && controller.isOpen();
     }
 
-    /** The most blocks one read, write or compare may move: the NLB limit and MDTS (§3.2.1, §4.2). */
+    /**
+     * The most blocks one read, write or compare may move: the NLB limit (§4.2), MDTS (§3.2.1) and
+     * {@link #MAX_TRANSFER_BYTES}.
+     */
     public int maxBlocksPerCommand() {
         int mdts = controller.identity().mdts();
-        int max = MAX_NLB;
+        long bytes = MAX_TRANSFER_BYTES;
         if (mdts != 0 && mdts < 20) {
             // MDTS is a power of two of the minimum page size, 4 KiB since CAP.MPSMIN is 0 (§3.2.1).
-            long bytes = 4096L << mdts;
-            max = (int) Math.max(1, Math.min(max, bytes / blockSize()));
+            bytes = Math.min(bytes, 4096L << mdts);
         }
-        return max;
+        return (int) Math.max(1, Math.min(MAX_NLB, bytes / blockSize()));
     }
 
     /** A byte-addressed view of this namespace. */

@@ -197,6 +197,19 @@ class IoCommandsTest {
     }
 
     @Test
+    void commandsAreCappedAtFourMiBWhateverMdtsSays() throws Exception {
+        assertEquals(0, controller.identity().mdts(), "our target reports no limit, like nvmet-tcp");
+        assertEquals(1024, ns.maxBlocksPerCommand());
+        assertEquals(8192, controller.namespace(2).maxBlocksPerCommand());
+        ByteBuffer four = pattern(4 << 20, 8, true);
+        ns.write(1024, 1024, four); // exactly 4 MiB: accepted by nvmet too
+        ByteBuffer back = ByteBuffer.allocateDirect(4 << 20);
+        ns.read(1024, 1024, back);
+        assertEquals(four, back);
+        assertThrows(IllegalArgumentException.class, () -> ns.read(0, 1025, ByteBuffer.allocateDirect((4 << 20) + 4096)));
+    }
+
+    @Test
     void namespaceIdentityIsDecoded() {
         NamespaceIdentity id = ns.identity();
         assertEquals(4096, id.blockSize());
