@@ -212,6 +212,8 @@ class LinuxNvmetIT {
         timings.add(String.format("discover: %.0f ms", (System.nanoTime() - t0) / 1e6));
         System.out.println("discovery log GENCTR " + log.generation() + ", " + log.entries().size() + " entries:");
         log.entries().forEach(e -> System.out.println("  " + e));
+        System.out.println("Get Log Page commands for the discovery log (test hook): "
+                + (hook != null ? logCommands.get() : "hook not available"));
         if (hook != null) {
             // Header, at least one chunk of entries, header again (GENCTR check), §3.3.
             assertTrue(logCommands.get() >= 2, "Get Log Page commands seen by the test hook: " + logCommands.get());
