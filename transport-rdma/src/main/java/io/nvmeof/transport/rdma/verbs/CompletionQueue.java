@@ -1,0 +1,18 @@
+package io.nvmeof.transport.rdma.verbs;
+
+import java.time.Duration;
+
+/** A completion queue, polled by the thread that owns its connection(s). */
+public interface CompletionQueue {
+    /**
+     * Moves up to {@code out.length} completions into the caller's preallocated {@code out} array (the entries are
+     * overwritten, not replaced) and returns how many. Never blocks; allocation-free.
+     */
+    int poll(WorkCompletion[] out);
+
+    /**
+     * Sleeps until a completion may be available or {@code timeout} passes (ibv_req_notify_cq + ibv_get_cq_event).
+     * Returns true if woken by a completion event. Callers poll again afterwards; spurious wake-ups are allowed.
+     */
+    boolean await(Duration timeout) throws InterruptedException;
+}
