@@ -13,10 +13,17 @@ import java.time.Duration;
  * @param headerDigest   ask for header digests (NVMe/TCP, §5.8)
  * @param dataDigest     ask for data digests (NVMe/TCP, §5.8)
  * @param connectTimeout how long the transport may take to connect (TCP connect + ICReq/ICResp)
+ * @param ioMode         event-loop engine and busy polling for this queue's thread
  */
 public record HostQueueOptions(InetSocketAddress address, int qid, int queueSize, int cntlid, boolean headerDigest,
-                               boolean dataDigest, Duration connectTimeout) {
+                               boolean dataDigest, Duration connectTimeout, IoMode ioMode) {
+    public HostQueueOptions(InetSocketAddress address, int qid, int queueSize, int cntlid, boolean headerDigest,
+                            boolean dataDigest, Duration connectTimeout) {
+        this(address, qid, queueSize, cntlid, headerDigest, dataDigest, connectTimeout, IoMode.DEFAULT);
+    }
+
     public HostQueueOptions {
+        ioMode = ioMode == null ? IoMode.DEFAULT : ioMode;
         if (address == null) {
             throw new IllegalArgumentException("a host queue needs an address");
         }

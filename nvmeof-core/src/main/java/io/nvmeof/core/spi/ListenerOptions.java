@@ -11,13 +11,20 @@ import java.net.InetSocketAddress;
  * @param inCapsuleDataSize  in-capsule data bytes accepted on I/O queues (IOCCSZ = (64 + this) / 16)
  * @param ioThreads          event-loop threads serving the queues (0: the transport's default)
  * @param digestsAllowed     whether header/data digests may be negotiated (TCP)
+ * @param ioMode             event-loop engine and busy polling
  */
 public record ListenerOptions(InetSocketAddress address, int portId, int maxQueueSize, int inCapsuleDataSize,
-                              int ioThreads, boolean digestsAllowed) {
+                              int ioThreads, boolean digestsAllowed, IoMode ioMode) {
     public static final int DEFAULT_MAX_QUEUE_SIZE = 128;
     public static final int DEFAULT_IN_CAPSULE_DATA_SIZE = 16384;
 
+    public ListenerOptions(InetSocketAddress address, int portId, int maxQueueSize, int inCapsuleDataSize,
+                           int ioThreads, boolean digestsAllowed) {
+        this(address, portId, maxQueueSize, inCapsuleDataSize, ioThreads, digestsAllowed, IoMode.DEFAULT);
+    }
+
     public ListenerOptions {
+        ioMode = ioMode == null ? IoMode.DEFAULT : ioMode;
         if (maxQueueSize < 2 || maxQueueSize > 65536) {
             throw new IllegalArgumentException("maxQueueSize must be 2..65536: " + maxQueueSize);
         }
@@ -27,6 +34,6 @@ public record ListenerOptions(InetSocketAddress address, int portId, int maxQueu
     }
 
     public static ListenerOptions of(InetSocketAddress address) {
-        return new ListenerOptions(address, 1, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_IN_CAPSULE_DATA_SIZE, 0, true);
+        return new ListenerOptions(address, 1, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_IN_CAPSULE_DATA_SIZE, 0, true, IoMode.DEFAULT);
     }
 }
