@@ -21,6 +21,22 @@ final class LogPages {
     /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (§3.3). */
     static final int CNTLID_DYNAMIC = 0xFFFF;
 
+    /**
+     * Vendor-specific log page of nvmeof-java: the target process's CPU use and work done, so a benchmarking host can
+     * measure the target's CPU cost per I/O over the fabric itself (bin/nvmeof-perf). LID 0xC0 is the first of the
+     * vendor-specific range C0h–FFh (§3.3); other targets answer it with Invalid Field or Invalid Log Page.
+     */
+    static final int LID_PERF_STATS = 0xC0;
+    /** Size of the vendor page; bytes after the last field are zero (reserved). */
+    static final int PERF_STATS_SIZE = 512;
+    /** Bytes 0–3 of the vendor page: ASCII "NVOJ". */
+    static final int PERF_STATS_MAGIC = 'N' | ('V' << 8) | ('O' << 16) | ('J' << 24);
+    static final int PERF_STATS_VERSION = 1;
+    /** USER_HZ: /proc/self/stat counts CPU time in clock ticks of 10 ms on Linux. */
+    static final long CLOCK_TICK_NANOS = 10_000_000L;
+    /** Origin of the page's monotonic clock: when this class was loaded, i.e. about when the target started. */
+    private static final long PROCESS_ORIGIN_NANOS = System.nanoTime();
+
     private LogPages() {
     }
 
@@ -79,6 +95,70 @@ final class LogPages {
     static long dataUnits(long bytes) {
         long sectors = (bytes + 511) / 512;
         return (sectors + 999) / 1000;
+    }
+
+    /**
+     * The nvmeof-java performance page, LID 0xC0 (vendor specific, §3.3), little endian:
+     * <pre>
+     *   0  u32 magic, ASCII "NVOJ"           4  u16 version (1)          6  u16 page size in bytes (512)
+     *   8  u64 process user CPU, ns          (from /proc/self/stat utime; resolution: byte 56)
+     *  16  u64 process system CPU, ns        (stime; same resolution)
+     *  24  u64 process CPU, ns               (user + system from the JVM, ns resolution; 0 if unknown)
+     *  32  u64 monotonic clock, ns           (since the target process started; for rates between two reads)
+     *  40  u64 commands completed            (NVM Read/Write/Compare commands on this subsystem's namespaces)
+     *  48  u32 available processors          52  u32 process ID
+     *  56  u64 resolution of bytes 8 and 16, ns (10 ms: USER_HZ)
+     *  64  u64 bytes read                    72  u64 bytes written   (this subsystem's namespaces)
+     *  80..511 reserved (0)
+     * </pre>
+     * Every counter only grows while the target runs; a host reads the page before and after a measurement and
+     * divides the differences.
+     */
+    static ByteBuffer perfStats(Subsystem subsystem) {
+        ByteBuffer b = page(PERF_STATS_SIZE);
+        b.putInt(0, PERF_STATS_MAGIC);
+        b.putShort(4, (short) PERF_STATS_VERSION);
+        b.putShort(6, (short) PERF_STATS_SIZE);
+        long[] ticks = procSelfStatTicks();
+        b.putLong(8, ticks[0] * CLOCK_TICK_NANOS);
+        b.putLong(16, ticks[1] * CLOCK_TICK_NANOS);
+        b.putLong(24, processCpuNanos());
+        b.putLong(32, System.nanoTime() - PROCESS_ORIGIN_NANOS);
+        long commands = 0;
+        long read = 0;
+        long written = 0;
+        for (RamNamespace ns : subsystem.namespaces()) {
+            commands += ns.readCommands() + ns.writeCommands();
+            read += ns.bytesRead();
+            written += ns.bytesWritten();
+        }
+        b.putLong(40, commands);
+        b.putInt(48, Runtime.getRuntime().availableProcessors());
+        b.putInt(52, (int) ProcessHandle.current().pid());
+        b.putLong(56, CLOCK_TICK_NANOS);
+        b.putLong(64, read);
+        b.putLong(72, written);
+        return b;
+    }
+
+    /** utime and stime of this process in clock ticks (fields 14 and 15 of /proc/self/stat); zeros if unreadable. */
+    static long[] procSelfStatTicks() {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
+            // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])};
+        } catch (java.io.IOException | RuntimeException e) {
+            return new long[] {0, 0};
+        }
+    }
+
+    private static long processCpuNanos() {
+        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
+            return Math.max(0, sun.getProcessCpuTime());
+        }
+        return 0;
     }
 
     /** Changed Namespace List, LID 0x04 (§3.3). */
