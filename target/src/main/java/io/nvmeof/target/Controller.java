@@ -476,6 +476,9 @@ public final class Controller {
                 case 0x05:
                     log = LogPages.commandEffects();
                     break;
+                case LogPages.LID_PERF_STATS:
+                    log = LogPages.perfStats(subsystem); // vendor specific: CPU and work counters for nvmeof-perf
+                    break;
                 default:
                     return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field (§3.3)
             }
