@@ -343,6 +343,30 @@ public final class Controller implements AutoCloseable {
         return page;
     }
 
+    /**
+     * Reads {@code length} bytes of log page {@code lid} from byte {@code offset} with Get Log Page (§3.3; RAE 0), for
+     * the pages this library does not decode itself, e.g. SMART/health (0x02) or a vendor-specific page (0xC0–0xFF).
+     *
+     * @param nsid   0 for a controller-wide page, 0xFFFFFFFF for all namespaces, else a namespace
+     * @param offset a multiple of 4 (LPO)
+     * @param length 4..(4 × 65536 × 65536) bytes, a multiple of 4
+     * @return a little-endian buffer of {@code length} bytes (position 0)
+     * @throws NvmeStatusException if the controller refuses it, e.g. Invalid Field or Invalid Log Page for a LID it
+     *                             does not have
+     */
+    public ByteBuffer getLogPage(int lid, int nsid, long offset, int length) throws NvmeException {
+        if (lid < 0 || lid > 0xFF) {
+            throw new IllegalArgumentException("log page identifier must be 0..255: " + lid);
+        }
+        if (length < 4 || (length & 3) != 0) {
+            throw new IllegalArgumentException("length must be a positive multiple of 4: " + length);
+        }
+        if (offset < 0 || (offset & 3) != 0) {
+            throw new IllegalArgumentException("offset must be a non-negative multiple of 4: " + offset);
+        }
+        return getLogPage(lid, nsid, offset, length, false);
+    }
+
     /** Get Log Page (§3.3): {@code length} bytes (a multiple of 4) from byte offset {@code lpo}. */
     ByteBuffer getLogPage(int lid, int nsid, long lpo, int length, boolean rae) throws NvmeException {
         ByteBuffer buf = ByteBuffer.allocateDirect(length).order(ByteOrder.LITTLE_ENDIAN);
