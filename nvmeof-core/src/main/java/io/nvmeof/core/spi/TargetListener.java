@@ -10,6 +10,15 @@ public interface TargetListener extends AutoCloseable {
     /** What the controller must advertise for queues that arrive on this port. */
     PortInfo portInfo();
 
+    /**
+     * An observer of the target's data memory (namespace RAM) that this listener wants to prepare for direct data
+     * movement (RDMA: register it), or null (the default). The target attaches it after {@code listen} and detaches it
+     * after {@link #close()}.
+     */
+    default MemoryObserver memoryObserver() {
+        return null;
+    }
+
     @Override
     void close();
 }

@@ -63,6 +63,33 @@ public interface TargetRequest {
     void addData(ByteBuffer source, int offset, int length, DataRelease release);
 
     /**
+     * Whether the host-to-controller data of this command can be placed straight into memory the core names with
+     * {@link #addDestination} (RDMA: an RDMA Read into registered namespace memory), instead of arriving in
+     * {@link #data()} to be copied. False by default, and always false for in-capsule data.
+     */
+    default boolean directDataPlacement() {
+        return false;
+    }
+
+    /**
+     * Names where the next {@code length} bytes of this command's host-to-controller data go: bytes
+     * {@code [offset, offset + length)} of {@code destination} (absolute indexes). Only when
+     * {@link #directDataPlacement()} is true, before {@link #receiveData}, in data order, until {@link #dataLength()}
+     * bytes are named. {@link #receiveData} then moves the data straight there and calls the receiver; {@link #data()}
+     * is not used. {@code release} is called exactly once when the transport no longer writes there (after the
+     * receiver's call, at {@link #complete()} if no data was asked for, or when the queue closes). If the data
+     * transfer fails (non-zero status) the destination bytes are undefined.
+     *
+     * @throws UnsupportedOperationException if the transport does not place data directly (release is called first)
+     */
+    default void addDestination(ByteBuffer destination, int offset, int length, DataRelease release) {
+        if (release != null) {
+            release.release();
+        }
+        throw new UnsupportedOperationException("this transport does not place data directly");
+    }
+
+    /**
      * Sends the response (and any data added), after which the request is the transport's again. The core must have
      * set {@code response().status()} (0 for success).
      */
