@@ -12,6 +12,7 @@ import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.namespace.ChunkMemory;
 import io.nvmeof.target.namespace.MemoryBudget;
 import io.nvmeof.target.namespace.RamNamespace;
 
@@ -49,6 +50,8 @@ public final class NvmeTarget implements AutoCloseable {
 
     private final TargetConfig config;
     private final MemoryBudget budget;
+    /** Namespace RAM as listeners that register memory see it (RDMA, zero copy). */
+    private final ChunkMemory chunkMemory = new ChunkMemory();
     private final Subsystem discovery = Subsystem.discovery();
     private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PortInfo> ports = new CopyOnWriteArrayList<>();
@@ -139,7 +142,7 @@ public final class NvmeTarget implements AutoCloseable {
             int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
             int inCapsule = lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
             ListenerOptions options = new ListenerOptions(new InetSocketAddress(lc.address(), lc.port()), portId++,
-                    queueSize, inCapsule, 0, true);
+                    queueSize, inCapsule, 0, true, lc.ioMode());
             TargetListener listener;
             try {
                 listener = transport.listen(options, acceptor);
@@ -149,11 +152,24 @@ public final class NvmeTarget implements AutoCloseable {
                         + ": " + e.getMessage(), e);
             }
             listeners.add(listener);
+            attachMemory(listener);
             registerPort(listener.portInfo());
             LOG.log(Level.INFO, "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID "
-                    + options.portId() + ")");
+                    + options.portId() + ", " + options.ioMode() + ")");
         }
         return this;
+    }
+
+    /** Lets a listener that wants the namespace memory (RDMA: to register it) see every chunk. */
+    private void attachMemory(TargetListener listener) {
+        if (listener.memoryObserver() != null) {
+            chunkMemory.attach(listener.memoryObserver());
+        }
+    }
+
+    /** The namespace memory and its observers (for tests and diagnostics). */
+    public ChunkMemory chunkMemory() {
+        return chunkMemory;
     }
 
     /** The addresses actually bound, in {@link TargetConfig#listeners()} order. */
@@ -270,7 +286,7 @@ public final class NvmeTarget implements AutoCloseable {
             throw new IllegalArgumentException("no free NSID left in " + s.nqn());
         }
         UUID uuid = nc.uuid() != null ? nc.uuid() : RamNamespace.derivedUuid(s.nqn(), nsid);
-        return new RamNamespace(nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget);
+        return new RamNamespace(nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory);
     }
 
     /** Identify SN for a subsystem without one: 20 hex digits of a name-based UUID of its NQN, stable across restarts. */
@@ -385,6 +401,9 @@ public final class NvmeTarget implements AutoCloseable {
                 l.close();
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "closing listener " + l.localAddress() + " failed", e);
+            }
+            if (l.memoryObserver() != null) {
+                chunkMemory.detach(l.memoryObserver());
             }
         }
         listeners.clear();

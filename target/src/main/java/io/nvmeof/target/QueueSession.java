@@ -390,6 +390,14 @@ final class QueueSession implements QueueHandler, DataReceiver {
                     complete(request, status);
                     return;
                 }
+                if (request.directDataPlacement()) {
+                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read).
+                    status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
+                    if (status != Status.SUCCESS) {
+                        complete(request, status); // the transport releases the chunks already named
+                        return;
+                    }
+                }
                 request.receiveData(this); // continues in writeData()
                 return;
             }
@@ -467,6 +475,11 @@ final class QueueSession implements QueueHandler, DataReceiver {
         RamNamespace ns = subsystem.namespace(c.nsid());
         if (ns == null) {
             complete(request, Status.dnr(Status.INVALID_NAMESPACE)); // removed while the data was on its way
+            return;
+        }
+        if (request.directDataPlacement()) {
+            ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
+            complete(request, Status.SUCCESS);
             return;
         }
         complete(request, ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength()));

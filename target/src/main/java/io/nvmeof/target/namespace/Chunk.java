@@ -1,7 +1,5 @@
 package io.nvmeof.target.namespace;
 
-import io.nvmeof.core.spi.DataRelease;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -16,20 +14,28 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * table's reference; the native memory is freed, and its bytes returned to the {@link MemoryBudget}, when the last
  * reference goes. A count that reached 0 never rises again ({@link #tryRetain()} refuses), so freed memory is never
  * touched.
+ *
+ * <p>The chunk is also the {@link io.nvmeof.core.spi.RegisteredMemory} of its memory: {@link ChunkMemory} stores the
+ * handle each memory observer (e.g. an RDMA listener's memory region) returned for it.
  */
-final class Chunk implements DataRelease {
+final class Chunk extends ChunkMemory.Registered {
     private static final AtomicIntegerFieldUpdater<Chunk> REFS = AtomicIntegerFieldUpdater.newUpdater(Chunk.class, "refs");
 
-    /** The chunk's memory, little-endian (the byte order NVMe data is compared in, §0). Never handed out mutable to a host. */
-    final ByteBuffer buffer;
+    // The chunk's memory (ChunkMemory.Registered.buffer), little-endian (the byte order NVMe data is compared in, §0).
     private final MemoryBudget budget;
+    private final ChunkMemory memory;
     private volatile int refs;
 
-    /** A new chunk with two references: the table's and the caller's. */
-    Chunk(ByteBuffer buffer, MemoryBudget budget) {
-        this.buffer = buffer.order(ByteOrder.LITTLE_ENDIAN);
+    /**
+     * A new chunk with two references: the table's and the caller's. The memory observers are told about it here,
+     * before it can be published, so no transport sees it unregistered.
+     */
+    Chunk(ByteBuffer buffer, MemoryBudget budget, ChunkMemory memory) {
+        super(buffer.order(ByteOrder.LITTLE_ENDIAN));
         this.budget = budget;
+        this.memory = memory;
         REFS.lazySet(this, 2);
+        memory.allocated(this);
     }
 
     /** Takes a reference; false if the chunk is already being freed (the caller then re-reads the table). */
@@ -51,6 +57,7 @@ final class Chunk implements DataRelease {
         int r = REFS.decrementAndGet(this);
         if (r == 0) {
             int bytes = buffer.capacity();
+            memory.freeing(this); // observers let go (e.g. deregister the memory region) before the memory goes
             NativeMemory.free(buffer);
             budget.release(bytes);
         } else if (r < 0) {

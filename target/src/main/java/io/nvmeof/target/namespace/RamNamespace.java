@@ -35,7 +35,7 @@ public final class RamNamespace {
     /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
     public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
 
-    /** Read-only zeroes handed to transports for unwritten blocks (DataRelease.NONE: it lives forever). */
+    /** Read-only zeroes for in-place zeroing (never handed to a transport: reads use {@link ChunkMemory#zeroBuffer()}). */
     private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
 
     private final int nsid;
@@ -46,6 +46,9 @@ public final class RamNamespace {
     private final UUID uuid;
     private final boolean readOnly;
     private final MemoryBudget budget;
+    private final ChunkMemory memory;
+    private final ByteBuffer zeroes;
+    private final DataRelease zeroRelease;
     private final int chunkCount;
     private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
     private volatile boolean closed;
@@ -60,6 +63,15 @@ public final class RamNamespace {
      * @param uuid the namespace UUID, also its NGUID (§3.2.3); must be unique across subsystems
      */
     public RamNamespace(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, MemoryBudget budget) {
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, new ChunkMemory());
+    }
+
+    /**
+     * @param memory the target's chunk memory: its observers (e.g. an RDMA listener registering memory) are told about
+     *               every chunk of this namespace
+     */
+    public RamNamespace(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, MemoryBudget budget,
+                        ChunkMemory memory) {
         if (blockSize != 512 && blockSize != 4096) {
             throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
         }
@@ -77,6 +89,9 @@ public final class RamNamespace {
         this.uuid = uuid;
         this.readOnly = readOnly;
         this.budget = budget;
+        this.memory = memory;
+        this.zeroes = memory.zeroBuffer();
+        this.zeroRelease = memory.zeroRelease();
         this.chunkCount = (int) ((sizeBytes + CHUNK_MASK) >>> CHUNK_SHIFT);
         this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
     }
@@ -101,13 +116,48 @@ public final class RamNamespace {
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = acquire(index);
             if (c == null) {
-                request.addData(ZEROES, 0, n, DataRelease.NONE);
+                request.addData(zeroes, 0, n, zeroRelease);
             } else {
                 request.addData(c.buffer, within, n, c);
             }
             offset += n;
             length -= n;
         }
+    }
+
+    /**
+     * Names the namespace memory for {@code length} bytes at byte {@code offset} as the destinations of the request's
+     * write data ({@link TargetRequest#addDestination}, when {@link TargetRequest#directDataPlacement()}), allocating
+     * chunks within the budget: the transport then moves the data straight into namespace memory (RDMA Read), with no
+     * copy. Each chunk goes retained, with the chunk as its release. Returns Capacity Exceeded if the budget is spent
+     * (chunks already named are released by the transport when the command completes). Call {@link #wrote} once the
+     * data is in.
+     */
+    public int placeWrite(TargetRequest request, long offset, int length) {
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = Math.min(length, CHUNK_SIZE - within);
+            Chunk c = acquireForWrite(index);
+            if (c == null) {
+                return Status.CAPACITY_EXCEEDED;
+            }
+            request.addDestination(c.buffer, within, n, c);
+            offset += n;
+            length -= n;
+        }
+        return Status.SUCCESS;
+    }
+
+    /** Counts a write whose data a transport placed directly ({@link #placeWrite}). */
+    public void wrote(int length) {
+        writeCommands.increment();
+        bytesWritten.add(length);
+    }
+
+    /** The chunk memory this namespace allocates from (its observers see every chunk). */
+    public ChunkMemory chunkMemory() {
+        return memory;
     }
 
     /** Copies {@code length} bytes of {@code source} at {@code sourceOffset} to byte {@code offset}; Capacity Exceeded if the budget is spent. */
@@ -250,7 +300,7 @@ public final class RamNamespace {
             }
             Chunk fresh;
             try {
-                fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget);
+                fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
             } catch (OutOfMemoryError e) {
                 // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
                 budget.release(bytes);
