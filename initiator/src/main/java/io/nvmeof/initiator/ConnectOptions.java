@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.Transport;
 
 import java.time.Duration;
@@ -13,9 +14,15 @@ import java.time.Duration;
  *                       host waits for an ICResp (§7.1 step 2)
  * @param transport      a transport instance to use instead of looking one up by the URI's scheme (null: {@link
  *                       Transport#find})
+ * @param ioMode         the I/O queues' event-loop engine and busy polling (null: the URI's {@code engine=} and
+ *                       {@code hipri=}); the admin queue never busy-polls
  */
-public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport) {
+public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport, IoMode ioMode) {
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    public ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport) {
+        this(hostIdentity, connectTimeout, transport, null);
+    }
 
     public ConnectOptions {
         if (connectTimeout == null) {
@@ -40,6 +47,7 @@ public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout,
         private HostIdentity hostIdentity;
         private Duration connectTimeout;
         private Transport transport;
+        private IoMode ioMode;
 
         private Builder() {
         }
@@ -59,8 +67,14 @@ public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout,
             return this;
         }
 
+        /** Engine and busy polling for the I/O queues; overrides the URI's {@code engine=} and {@code hipri=}. */
+        public Builder ioMode(IoMode mode) {
+            this.ioMode = mode;
+            return this;
+        }
+
         public ConnectOptions build() {
-            return new ConnectOptions(hostIdentity, connectTimeout, transport);
+            return new ConnectOptions(hostIdentity, connectTimeout, transport, ioMode);
         }
     }
 }

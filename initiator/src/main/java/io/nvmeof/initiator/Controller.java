@@ -7,6 +7,7 @@ import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
+import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.Transport;
 import io.nvmeof.core.wire.ConnectData;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
@@ -199,8 +200,10 @@ public final class Controller implements AutoCloseable {
 
     private CommandQueue openQueue(int qid, int size) throws NvmeException {
         HostQueue hq;
+        // The admin queue sleeps even with hipri: it carries keep-alives and AERs, not the I/O.
+        IoMode mode = ioMode();
         HostQueueOptions o = new HostQueueOptions(address, qid, size, qid == 0 ? 0 : cntlid, uri.headerDigest(),
-                uri.dataDigest(), options.connectTimeout());
+                uri.dataDigest(), options.connectTimeout(), qid == 0 ? new IoMode(mode.engine(), false) : mode);
         try {
             hq = transport.connect(o);
         } catch (IOException e) {
@@ -794,7 +797,8 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException("entry for " + entry.subnqn() + " is a " + entry.subtypeName()
                     + ", not an NVM subsystem");
         }
-        return open(uri.forEntry(entry), new ConnectOptions(host, options.connectTimeout(), options.transport()));
+        return open(uri.forEntry(entry), new ConnectOptions(host, options.connectTimeout(), options.transport(),
+                options.ioMode()));
     }
 
     // ---- public view ----
@@ -869,6 +873,11 @@ public final class Controller implements AutoCloseable {
     /** In-capsule data bytes allowed on I/O queues: IOCCSZ×16−64 (§3.2.1). */
     public int maxInCapsuleData() {
         return maxInCapsule;
+    }
+
+    /** The I/O queues' engine and busy polling: {@link ConnectOptions#ioMode()}, else the URI's engine= and hipri=. */
+    public IoMode ioMode() {
+        return options.ioMode() != null ? options.ioMode() : uri.ioMode();
     }
 
     /** The per-command timeout. */

@@ -28,6 +28,10 @@ import java.util.Objects;
  *   <tr><td>kato</td><td>keep-alive timeout ({@code 30000}, {@code 30000ms}, {@code 30s}); 0 disables</td>
  *       <td>30 s; 0 for discovery controllers (§3.7)</td></tr>
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
+ *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
+ *       {@code nio} (TCP)</td><td>auto</td></tr>
+ *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
+ *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  * </table>
  *
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
@@ -58,9 +62,15 @@ public final class NvmeUri {
     private final String hostNqn;
     private final int katoMillis;
     private final Duration timeout;
+    private final String engine;
+    private final boolean hipri;
+
+    /** The values {@code engine=} accepts. */
+    public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
 
     private NvmeUri(String transport, String host, int port, String subsystemNqn, int nsid, int queues, int depth,
-                    boolean headerDigest, boolean dataDigest, String hostNqn, int katoMillis, Duration timeout) {
+                    boolean headerDigest, boolean dataDigest, String hostNqn, int katoMillis, Duration timeout,
+                    String engine, boolean hipri) {
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -73,6 +83,8 @@ public final class NvmeUri {
         this.hostNqn = hostNqn;
         this.katoMillis = katoMillis;
         this.timeout = timeout;
+        this.engine = engine;
+        this.hipri = hipri;
     }
 
     /**
@@ -164,6 +176,8 @@ public final class NvmeUri {
         String hostNqn = null;
         int kato = -1;
         Duration timeout = DEFAULT_TIMEOUT;
+        String engine = "auto";
+        boolean hipri = false;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -212,9 +226,25 @@ public final class NvmeUri {
                             throw new IllegalArgumentException("timeout must be positive in '" + uri + "'");
                         }
                         break;
+                    case "engine":
+                        engine = value.trim().toLowerCase(Locale.ROOT);
+                        if (!ENGINES.contains(engine)) {
+                            throw new IllegalArgumentException("engine must be one of " + String.join(", ", ENGINES)
+                                    + ", not '" + value + "' in '" + uri + "'");
+                        }
+                        break;
+                    case "hipri":
+                        switch (value.trim().toLowerCase(Locale.ROOT)) {
+                            case "1": case "true": case "yes": hipri = true; break;
+                            case "0": case "false": case "no": hipri = false; break;
+                            default:
+                                throw new IllegalArgumentException("hipri must be 1 or 0, not '" + value + "' in '"
+                                        + uri + "'");
+                        }
+                        break;
                     default:
                         throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout)");
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri)");
                 }
             }
         }
@@ -222,7 +252,8 @@ public final class NvmeUri {
         if (kato < 0) {
             kato = discovery ? 0 : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (§3.7, §7.2)
         }
-        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout);
+        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine,
+                hipri);
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -235,14 +266,15 @@ public final class NvmeUri {
             throw new IllegalArgumentException("discovery entry has a non-numeric TRSVCID '" + entry.trsvcid() + "'");
         }
         return new NvmeUri(trtype, entry.traddr().trim(), p, entry.subnqn(), 0, queues, depth, headerDigest, dataDigest,
-                hostNqn, katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis, timeout);
+                hostNqn, katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis, timeout, engine, hipri);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
     public NvmeUri withSubsystem(String nqn) {
         boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
         int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
-        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, headerDigest, dataDigest, hostNqn, kato, timeout);
+        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, headerDigest, dataDigest, hostNqn, kato, timeout,
+                engine, hipri);
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
@@ -310,6 +342,21 @@ public final class NvmeUri {
 
     public Duration timeout() {
         return timeout;
+    }
+
+    /** The engine option: "auto" (default), "epoll", "io_uring" or "nio". */
+    public String engine() {
+        return engine;
+    }
+
+    /** The hipri option: busy-poll on the I/O queues' threads. */
+    public boolean hipri() {
+        return hipri;
+    }
+
+    /** The engine and hipri options as the transport SPI takes them. */
+    public io.nvmeof.core.spi.IoMode ioMode() {
+        return new io.nvmeof.core.spi.IoMode(engine, hipri);
     }
 
     private static int parsePort(String text, String uri) {
@@ -402,6 +449,12 @@ public final class NvmeUri {
             qs.append("&hostnqn=").append(hostNqn);
         }
         qs.append("&kato=").append(katoMillis).append("&timeout=").append(timeout.toMillis()).append("ms");
+        if (!"auto".equals(engine)) {
+            qs.append("&engine=").append(engine);
+        }
+        if (hipri) {
+            qs.append("&hipri=1");
+        }
         return b.append('?').append(qs.substring(1)).toString();
     }
 

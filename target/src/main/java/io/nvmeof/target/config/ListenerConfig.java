@@ -1,5 +1,7 @@
 package io.nvmeof.target.config;
 
+import io.nvmeof.core.spi.IoMode;
+
 /**
  * One listening port.
  *
@@ -8,11 +10,18 @@ package io.nvmeof.target.config;
  * @param port              port, 0 for any free one (4420 by convention)
  * @param maxQueueSize      largest I/O queue a host may connect (CAP.MQES + 1)
  * @param inCapsuleDataSize in-capsule data bytes accepted on I/O queues
+ * @param ioMode            the transport's event-loop engine and busy polling (null: {@link IoMode#DEFAULT})
  */
-public record ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize) {
+public record ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize,
+                             IoMode ioMode) {
     public static final int DEFAULT_PORT = 4420;
 
+    public ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize) {
+        this(transport, address, port, maxQueueSize, inCapsuleDataSize, IoMode.DEFAULT);
+    }
+
     public ListenerConfig {
+        ioMode = ioMode == null ? IoMode.DEFAULT : ioMode;
         if (transport == null || transport.isBlank()) {
             throw new IllegalArgumentException("a listener needs a transport (tcp)");
         }
@@ -67,6 +76,11 @@ public record ListenerConfig(String transport, String address, int port, int max
             throw new IllegalArgumentException("no address in '" + uri + "' (use e.g. tcp://0.0.0.0:4420)");
         }
         return new ListenerConfig(transport, host, port, maxQueueSize, inCapsuleDataSize);
+    }
+
+    /** This listener with another I/O mode. */
+    public ListenerConfig withIoMode(IoMode mode) {
+        return new ListenerConfig(transport, address, port, maxQueueSize, inCapsuleDataSize, mode);
     }
 
     private static int parsePort(String text, String uri) {

@@ -12,6 +12,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
 
 import java.io.IOException;
@@ -29,7 +30,8 @@ import java.util.UUID;
  * <pre>{@code
  * {
  *   "memoryBudget": "8G",
- *   "listeners": [ { "listen": "tcp://0.0.0.0:4420", "maxQueueSize": 128, "inCapsuleDataSize": 16384 } ],
+ *   "listeners": [ { "listen": "tcp://0.0.0.0:4420", "maxQueueSize": 128, "inCapsuleDataSize": 16384,
+ *                    "ioEngine": "auto", "busyPoll": false } ],
  *   "subsystems": [ {
  *       "nqn": "nqn.2024-01.io.nvmeof:disk1",
  *       "allowAnyHost": false,
@@ -50,7 +52,9 @@ public final class ConfigFile {
 
     record Listener(@JsonProperty("listen") String listen,
                     @JsonProperty("maxQueueSize") Integer maxQueueSize,
-                    @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize) {
+                    @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize,
+                    @JsonProperty("ioEngine") String ioEngine,
+                    @JsonProperty("busyPoll") Boolean busyPoll) {
     }
 
     record Subsystem(@JsonProperty("nqn") String nqn,
@@ -143,7 +147,9 @@ public final class ConfigFile {
             int inCapsule = l.inCapsuleDataSize() == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
                     : (int) checkedSize(l.inCapsuleDataSize(), where + ".inCapsuleDataSize");
             try {
-                listeners.add(ListenerConfig.parse(l.listen(), queue, inCapsule));
+                String engine = TargetDaemon.checkEngine(l.ioEngine(), "ioEngine");
+                listeners.add(ListenerConfig.parse(l.listen(), queue, inCapsule)
+                        .withIoMode(new IoMode(engine, l.busyPoll() != null && l.busyPoll())));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }

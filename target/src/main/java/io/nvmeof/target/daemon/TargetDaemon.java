@@ -1,5 +1,6 @@
 package io.nvmeof.target.daemon;
 
+import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.target.NvmeTarget;
 import io.nvmeof.target.config.ListenerConfig;
@@ -19,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -79,6 +81,19 @@ public final class TargetDaemon implements Callable<Integer> {
             description = "In-capsule data accepted on I/O queues (default 16k).")
     String inCapsuleDataSize;
 
+    @Option(names = "--io-engine", paramLabel = "ENGINE",
+            description = "Event-loop engine of every listener: auto, epoll, io_uring or nio (default auto: the best "
+                    + "available). An engine asked for by name that cannot load is an error.")
+    String ioEngine;
+
+    @Option(names = "--busy-poll",
+            description = "Busy-poll on the queue threads instead of sleeping (fio's --hipri): lowest latency, but each "
+                    + "I/O thread spins one core. One I/O thread per two cores unless configured.")
+    boolean busyPoll;
+
+    /** The engines --io-engine accepts (the TCP transport's; see transport-tcp/README.md). */
+    public static final List<String> IO_ENGINES = List.of("auto", "epoll", "io_uring", "nio");
+
     /** Lets tests stop a running daemon without a signal. */
     private final CountDownLatch stop = new CountDownLatch(1);
     private volatile NvmeTarget running;
@@ -126,16 +141,28 @@ public final class TargetDaemon implements Callable<Integer> {
                         + "--allow-host/--max-queue-size/--in-capsule-data-size: put those in the file");
             }
             TargetConfig fromFile = ConfigFile.load(config);
+            if (ioEngine != null || busyPoll) {
+                // The flags override the file's per-listener ioEngine/busyPoll for every listener.
+                IoMode mode = ioMode();
+                List<ListenerConfig> ls = new ArrayList<>();
+                for (ListenerConfig l : fromFile.listeners()) {
+                    ls.add(l.withIoMode(new IoMode(ioEngine != null ? mode.engine() : l.ioMode().engine(),
+                            busyPoll || l.ioMode().busyPoll())));
+                }
+                fromFile = new TargetConfig(ls, fromFile.subsystems(), fromFile.memoryBudgetBytes(),
+                        fromFile.discoveryKatoMillis());
+            }
             if (budget == 0) {
                 return fromFile;
             }
             return new TargetConfig(fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis());
         }
+        IoMode mode = ioMode();
         int inCapsule = inCapsuleDataSize == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
                 : (int) Sizes.parse(inCapsuleDataSize);
         List<ListenerConfig> listeners = new ArrayList<>();
         for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
-            listeners.add(ListenerConfig.parse(uri, maxQueueSize, inCapsule));
+            listeners.add(ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode));
         }
         List<NamespaceConfig> ns = new ArrayList<>();
         for (int i = 0; i < namespaces.size(); i++) {
@@ -151,6 +178,28 @@ public final class TargetDaemon implements Callable<Integer> {
         SubsystemConfig subsystem = new SubsystemConfig(nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(),
                 allowHosts, ns, null, null);
         return new TargetConfig(listeners, List.of(subsystem), budget, 0);
+    }
+
+    /** --io-engine and --busy-poll, checked. */
+    IoMode ioMode() {
+        return new IoMode(checkEngine(ioEngine, "--io-engine"), busyPoll);
+    }
+
+    /**
+     * Checks an engine name (null: auto).
+     *
+     * @throws IllegalArgumentException naming the accepted values
+     */
+    public static String checkEngine(String engine, String what) {
+        if (engine == null) {
+            return "auto";
+        }
+        String e = engine.trim().toLowerCase(Locale.ROOT);
+        if (!IO_ENGINES.contains(e)) {
+            throw new IllegalArgumentException(what + " must be one of " + String.join(", ", IO_ENGINES) + ", not '"
+                    + engine + "'");
+        }
+        return e;
     }
 
     @Override
@@ -189,8 +238,11 @@ public final class TargetDaemon implements Callable<Integer> {
         for (int i = 0; i < bound.size(); i++) {
             InetSocketAddress a = bound.get(i);
             String host = a.getAddress().getHostAddress();
-            out.printf("listening on %s://%s:%d%n", cfg.listeners().get(i).transport(),
-                    host.contains(":") ? "[" + host + "]" : host, a.getPort());
+            IoMode m = cfg.listeners().get(i).ioMode();
+            out.printf("listening on %s://%s:%d%s%n", cfg.listeners().get(i).transport(),
+                    host.contains(":") ? "[" + host + "]" : host, a.getPort(),
+                    m.equals(IoMode.DEFAULT) ? "" : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "")
+                            + ")");
         }
         out.println("ready (Ctrl-C to stop)");
         out.flush();
