@@ -2,38 +2,39 @@ package io.nvmeof.transport.tcp;
 
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.NettyRuntime;
 import io.netty.util.concurrent.DefaultThreadFactory;
 
+import java.util.EnumMap;
+import java.util.Map;
+
 /**
- * The event loops of the host side: one group per JVM (per I/O flavour), created on the first
- * {@link TcpTransport#connect}, sized to the number of cores, with daemon threads named {@code nvme-tcp-host-*}. Each
- * connection is registered with one loop of the group for its whole life; that thread is its queue's thread.
+ * The event loops of the host side: one group per JVM per engine and mode (sleeping or busy-polling), created on the
+ * first {@link TcpTransport#connect} that needs it, sized to the number of cores, with daemon threads named
+ * {@code nvme-tcp-host-<engine>[-busy]-*}. Each connection is registered with one loop of the group for its whole
+ * life; that thread is its queue's thread. Netty starts a loop's thread only when the first connection lands on it,
+ * so a busy-polling group spins exactly as many cores as it has connections (up to its size).
  *
- * <p>The group is never shut down: its threads are daemons and idle ones cost nothing, and a group that outlives
- * every queue avoids a start/stop race between one initiator closing its last queue and another opening one.
+ * <p>The groups are never shut down: their threads are daemons and idle sleeping ones cost nothing, and a group that
+ * outlives every queue avoids a start/stop race between one initiator closing its last queue and another opening
+ * one. A busy-polling thread keeps spinning after its last queue closed (until the JVM exits).
  */
 final class HostEventLoops {
-    private static EventLoopGroup epoll;
-    private static EventLoopGroup nio;
+    private static final Map<IoEngine, EventLoopGroup> SLEEPING = new EnumMap<>(IoEngine.class);
+    private static final Map<IoEngine, EventLoopGroup> BUSY = new EnumMap<>(IoEngine.class);
 
     private HostEventLoops() {
     }
 
-    static synchronized EventLoopGroup group(boolean useEpoll) {
-        if (useEpoll) {
-            if (epoll == null) {
-                epoll = new MultiThreadIoEventLoopGroup(NettyRuntime.availableProcessors(),
-                        new DefaultThreadFactory("nvme-tcp-host-epoll", true), EpollIoHandler.newFactory());
-            }
-            return epoll;
+    static synchronized EventLoopGroup group(IoEngine engine, boolean busyPoll) {
+        Map<IoEngine, EventLoopGroup> groups = busyPoll ? BUSY : SLEEPING;
+        EventLoopGroup g = groups.get(engine);
+        if (g == null) {
+            g = new MultiThreadIoEventLoopGroup(NettyRuntime.availableProcessors(),
+                    new DefaultThreadFactory("nvme-tcp-host-" + engine.id + (busyPoll ? "-busy" : ""), true),
+                    engine.factory(busyPoll));
+            groups.put(engine, g);
         }
-        if (nio == null) {
-            nio = new MultiThreadIoEventLoopGroup(NettyRuntime.availableProcessors(),
-                    new DefaultThreadFactory("nvme-tcp-host-nio", true), NioIoHandler.newFactory());
-        }
-        return nio;
+        return g;
     }
 }

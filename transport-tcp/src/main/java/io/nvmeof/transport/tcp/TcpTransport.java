@@ -9,18 +9,11 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.NettyRuntime;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
@@ -46,8 +39,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The NVMe/TCP transport (TRTYPE 3, protocol reference §3.3, §5), target and host side: Netty on epoll when the
- * native transport loads, else NIO. Found through {@code META-INF/services/io.nvmeof.core.spi.Transport}.
+ * The NVMe/TCP transport (TRTYPE 3, protocol reference §3.3, §5), target and host side: Netty on epoll, io_uring or
+ * NIO as the {@code IoMode} of the listener or queue says ({@link IoEngine}), sleeping or busy-polling. Found through {@code META-INF/services/io.nvmeof.core.spi.Transport}.
  *
  * <p>{@link #listen} binds one port; each accepted connection is one NVMe queue (§5.1) served by an
  * {@link NvmeTcpPduDecoder} and an {@link NvmeTcpTargetHandler} on one event-loop thread of the listener's own
@@ -67,12 +60,12 @@ public final class TcpTransport implements Transport {
 
     private final boolean allowNative;
 
-    /** The transport as ServiceLoader creates it: epoll when available, else NIO. */
+    /** The transport as ServiceLoader creates it: each listener and queue picks its engine from its {@code IoMode}. */
     public TcpTransport() {
         this(true);
     }
 
-    /** @param allowNative false forces NIO even where epoll is available (tests, diagnosis) */
+    /** @param allowNative false makes engine "auto" mean NIO even where epoll is available (tests, diagnosis) */
     TcpTransport(boolean allowNative) {
         this.allowNative = allowNative;
     }
@@ -93,14 +86,18 @@ public final class TcpTransport implements Transport {
             throw new IllegalArgumentException("listen needs options and an acceptor");
         }
         InetSocketAddress requested = options.address();
-        boolean epoll = allowNative && Epoll.isAvailable();
-        IoHandlerFactory factory = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        Class<? extends ServerChannel> channelClass = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        IoEngine engine = IoEngine.resolve(options.ioMode(), allowNative);
+        boolean busy = options.ioMode().busyPoll();
+        Class<? extends ServerChannel> channelClass = engine.serverChannel();
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
+        // Accepting never busy-polls; the I/O threads do when asked, and then there is one per two cores by default
+        // (each spins a core; Netty's default of two per core would starve the machine).
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvme-tcp-accept-" + tag, true),
-                factory);
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(Math.max(0, options.ioThreads()),
-                new DefaultThreadFactory("nvme-tcp-io-" + tag, true), factory);
+                engine.factory(false));
+        int threads = options.ioThreads() > 0 ? options.ioThreads()
+                : busy ? Math.max(1, NettyRuntime.availableProcessors() / 2) : 0;
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(threads,
+                new DefaultThreadFactory("nvme-tcp-io-" + tag, true), engine.factory(busy));
         ChannelGroup connections = new DefaultChannelGroup("nvme-tcp-" + tag, ImmediateEventExecutor.INSTANCE);
         Listener listener = new Listener(boss, workers, connections);
         try {
@@ -150,11 +147,13 @@ public final class TcpTransport implements Transport {
         Duration timeout = options.connectTimeout();
         long timeoutMillis = Math.max(1, Math.min(timeout.toMillis(), Integer.MAX_VALUE));
         long deadline = System.nanoTime() + timeout.toNanos();
-        boolean epoll = allowNative && Epoll.isAvailable();
+        IoEngine engine = IoEngine.resolve(options.ioMode(), allowNative);
+        // The admin queue carries keep-alives and events, not I/O: it never busy-polls.
+        boolean busy = options.ioMode().busyPoll() && options.qid() != 0;
         NvmeTcpHostHandler[] handler = new NvmeTcpHostHandler[1];
         Bootstrap b = new Bootstrap()
-                .group(HostEventLoops.group(epoll))
-                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                .group(HostEventLoops.group(engine, busy))
+                .channel(engine.socketChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeoutMillis)
                 .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
