@@ -1,0 +1,452 @@
+package io.nvmeof.perf;
+
+import io.nvmeof.initiator.IoCallback;
+import io.nvmeof.initiator.Namespace;
+import io.nvmeof.initiator.NvmeException;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.BitSet;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.zip.CRC32C;
+
+/**
+ * One fio job: its own thread, its own controller connection with one I/O queue, {@code iodepth} I/O units with
+ * preallocated direct buffers. The job thread submits; completions run on the transport's thread, which only stamps
+ * the completion time and hands the unit back through a bounded lock-free queue, so the job thread does all the
+ * accounting (HdrHistogram, verify) and nothing is allocated per I/O.
+ */
+final class Job implements IoCallback, Runnable {
+    /** Bytes 0–3 of a verify block: ASCII "NVPV". */
+    static final int VERIFY_MAGIC = 'N' | ('V' << 8) | ('P' << 16) | ('V' << 24);
+    static final int VERIFY_HEADER = 16;
+
+    final int index;
+    final String name;
+    private final Workload w;
+    private final Namespace ns;
+    private final int blockSize;
+    private final int blocksPerIo;
+    private final long regionStart;
+    private final long units;
+    private final Unit[] io;
+    private final int[] free;
+    private int freeTop;
+    private int inflight;
+    private final AtomicIntegerArray ring;
+    private final int mask;
+    private final AtomicLong tail = new AtomicLong();
+    private long head;
+    private volatile boolean parked;
+    private volatile Thread thread;
+    private final SplittableRandom rng;
+    private long readCursor;
+    private long writeCursor;
+    final DirStats read = new DirStats();
+    final DirStats write = new DirStats();
+    /** Completed I/Os so far (all phases), for the progress line. */
+    final AtomicLong progressIos = new AtomicLong();
+    final AtomicLong progressBytes = new AtomicLong();
+    volatile boolean stop;
+    volatile String failure;
+    /** Times (System.nanoTime) set by the runner before start. */
+    long rampEnd;
+    long end;
+    // verify
+    private final int[] order;
+    private int writesIssued;
+    private final BitSet written;
+    private final CRC32C crc = new CRC32C();
+    private long generation;
+    /** Test hook: run on the job thread between the write pass and the read-back pass of --verify. */
+    static volatile java.util.function.Consumer<Job> beforeReadBack;
+
+    static final class Unit {
+        final int index;
+        final ByteBuffer buf;
+        final ByteBuffer view;
+        boolean isRead;
+        boolean check;
+        long unit;
+        long lba;
+        long t0;
+        long t1;
+        long tc;
+        NvmeException error;
+
+        Unit(int index, ByteBuffer buf) {
+            this.index = index;
+            this.buf = buf;
+            this.view = buf.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        }
+    }
+
+    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed) {
+        this.index = index;
+        this.name = w.name();
+        this.w = w;
+        this.ns = ns;
+        this.blockSize = ns.blockSize();
+        this.blocksPerIo = w.bs() / blockSize;
+        this.regionStart = regionStart;
+        this.units = regionBytes / w.bs();
+        this.rng = new SplittableRandom(seed);
+        int depth = w.iodepth();
+        this.io = new Unit[depth];
+        this.free = new int[depth];
+        ByteBuffer all = ByteBuffer.allocateDirect(depth * w.bs() + 4096).order(ByteOrder.LITTLE_ENDIAN);
+        long addrPad = 0; // alignment is not needed by the transport; keep buffers contiguous
+        for (int i = 0; i < depth; i++) {
+            ByteBuffer b = all.slice((int) addrPad + i * w.bs(), w.bs()).order(ByteOrder.LITTLE_ENDIAN);
+            for (int j = 0; j + 8 <= w.bs(); j += 8) {
+                b.putLong(j, rng.nextLong()); // random data, written as is (fio's default buffer contents)
+            }
+            io[i] = new Unit(i, b);
+            free[freeTop++] = depth - 1 - i;
+        }
+        int cap = Integer.highestOneBit(Math.max(2, depth) * 2 - 1);
+        this.ring = new AtomicIntegerArray(cap);
+        this.mask = cap - 1;
+        if (w.verify()) {
+            if (units > 256L << 20) {
+                throw new IllegalArgumentException("--verify keeps a map of the region: at most " + (256L << 20)
+                        + " I/Os of --bs per job (the region has " + units + ")");
+            }
+            order = new int[(int) units];
+            for (int i = 0; i < order.length; i++) {
+                order[i] = i;
+            }
+            if (w.random()) {
+                for (int i = order.length - 1; i > 0; i--) { // Fisher–Yates: each unit written once, in random order
+                    int j = rng.nextInt(i + 1);
+                    int t = order[i];
+                    order[i] = order[j];
+                    order[j] = t;
+                }
+            }
+            written = new BitSet((int) units);
+        } else {
+            order = null;
+            written = null;
+        }
+    }
+
+    long units() {
+        return units;
+    }
+
+    // ---- completion side: the transport's thread ----
+
+    @Override
+    public void completed(Object attachment) {
+        Unit u = (Unit) attachment;
+        u.tc = System.nanoTime();
+        handBack(u.index);
+    }
+
+    @Override
+    public void failed(NvmeException error, Object attachment) {
+        Unit u = (Unit) attachment;
+        u.tc = System.nanoTime();
+        u.error = error;
+        handBack(u.index);
+    }
+
+    /** Bounded MPSC queue: at most iodepth entries are ever in it, the capacity is larger, so it never fills. */
+    private void handBack(int index) {
+        long t = tail.getAndIncrement();
+        ring.set((int) (t & mask), index + 1);
+        if (parked) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    private int poll() {
+        int at = (int) (head & mask);
+        int v = ring.get(at);
+        if (v == 0) {
+            return -1;
+        }
+        ring.lazySet(at, 0);
+        head++;
+        return v - 1;
+    }
+
+    // ---- the job thread ----
+
+    @Override
+    public void run() {
+        thread = Thread.currentThread();
+        try {
+            if (w.verify()) {
+                runVerify();
+            } else {
+                runTimed();
+            }
+        } catch (RuntimeException | Error e) {
+            if (failure == null) {
+                failure = "job " + index + ": " + e;
+            }
+            drainAll();
+        }
+    }
+
+    private void runTimed() {
+        long rateGap = w.rateIops() > 0 ? 1_000_000_000L / w.rateIops() : 0;
+        long nextIssue = System.nanoTime();
+        boolean measuring = false;
+        int expected = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
+        while (true) {
+            long now = System.nanoTime();
+            if (!measuring && now >= rampEnd) {
+                measuring = true;
+                read.startSampling(rampEnd, expected);
+                write.startSampling(rampEnd, expected);
+            }
+            boolean issuing = now < end && !stop && failure == null;
+            boolean did = false;
+            while (issuing && freeTop > 0 && (rateGap == 0 || now - nextIssue >= 0)) {
+                boolean isRead = w.readPercent() == 100 || (w.readPercent() > 0 && rng.nextInt(100) < w.readPercent());
+                long unit = nextUnit(isRead);
+                issue(isRead, unit, false);
+                did = true;
+                if (rateGap != 0) {
+                    nextIssue = Math.max(nextIssue + rateGap, now - 1_000_000_000L); // no burst after a stall
+                }
+            }
+            did |= drain() > 0;
+            if (!issuing && inflight == 0) {
+                break;
+            }
+            if (!did) {
+                long wake = issuing ? Math.min(end, rateGap == 0 ? end : nextIssue) : now + 10_000_000L;
+                if (!measuring) {
+                    wake = Math.min(wake, rampEnd);
+                }
+                await(wake - now);
+            }
+        }
+        read.tick(end);
+        write.tick(end);
+        read.runtimeNanos = end - rampEnd;
+        write.runtimeNanos = end - rampEnd;
+    }
+
+    private void runVerify() {
+        long start = System.nanoTime();
+        read.startSampling(start, (int) Math.min(100_000, w.runtimeNanos() / DirStats.SAMPLE_NANOS + 2));
+        write.startSampling(start, (int) Math.min(100_000, w.runtimeNanos() / DirStats.SAMPLE_NANOS + 2));
+        // pass 1: every unit of the region once (in random order for rand*), reads of written units checked inline
+        while (true) {
+            long now = System.nanoTime();
+            boolean issuing = writesIssued < order.length && now < end && !stop && failure == null;
+            boolean did = false;
+            while (issuing && freeTop > 0 && writesIssued < order.length) {
+                boolean isRead = w.readPercent() > 0 && writesIssued > 0 && rng.nextInt(100) < w.readPercent();
+                if (isRead) {
+                    issue(true, order[rng.nextInt(writesIssued)], false);
+                } else {
+                    issue(false, order[writesIssued++], false);
+                }
+                did = true;
+            }
+            did |= drain() > 0;
+            if (!issuing && inflight == 0) {
+                break;
+            }
+            if (!did) {
+                await(1_000_000L);
+            }
+        }
+        long mid = System.nanoTime();
+        write.runtimeNanos = mid - start;
+        java.util.function.Consumer<Job> hook = beforeReadBack;
+        if (hook != null && failure == null) {
+            hook.accept(this);
+        }
+        // pass 2: read back everything written and check it
+        int next = 0;
+        while (true) {
+            boolean issuing = next < writesIssued && !stop && failure == null;
+            boolean did = false;
+            while (issuing && freeTop > 0 && next < writesIssued) {
+                issue(true, order[next++], true);
+                did = true;
+            }
+            did |= drain() > 0;
+            if (!(next < writesIssued && !stop && failure == null) && inflight == 0) {
+                break;
+            }
+            if (!did) {
+                await(1_000_000L);
+            }
+        }
+        long done = System.nanoTime();
+        read.runtimeNanos = done - start;
+        read.tick(done);
+        write.tick(done);
+    }
+
+    private long nextUnit(boolean isRead) {
+        if (w.random()) {
+            return rng.nextLong(units);
+        }
+        long u;
+        if (isRead) {
+            u = readCursor;
+            readCursor = readCursor + 1 == units ? 0 : readCursor + 1;
+        } else {
+            u = writeCursor;
+            writeCursor = writeCursor + 1 == units ? 0 : writeCursor + 1;
+        }
+        return u;
+    }
+
+    private void issue(boolean isRead, long unit, boolean forceCheck) {
+        Unit u = io[free[--freeTop]];
+        u.isRead = isRead;
+        u.unit = unit;
+        u.lba = (regionStart + unit * w.bs()) / blockSize;
+        u.error = null;
+        if (w.verify()) {
+            if (isRead) {
+                u.check = forceCheck || written.get((int) unit);
+            } else {
+                fillVerify(u);
+            }
+        }
+        inflight++;
+        u.t0 = System.nanoTime();
+        if (isRead) {
+            ns.read(u.lba, blocksPerIo, u.buf, this, u);
+        } else {
+            ns.write(u.lba, blocksPerIo, u.buf, this, u);
+        }
+        u.t1 = System.nanoTime();
+    }
+
+    private int drain() {
+        int n = 0;
+        int i;
+        while ((i = poll()) >= 0) {
+            complete(io[i]);
+            n++;
+        }
+        return n;
+    }
+
+    private void drainAll() {
+        long limit = System.nanoTime() + 60_000_000_000L;
+        while (inflight > 0 && System.nanoTime() < limit) {
+            int i = poll();
+            if (i >= 0) {
+                inflight--;
+                free[freeTop++] = i;
+            } else {
+                await(1_000_000L);
+            }
+        }
+    }
+
+    private void complete(Unit u) {
+        inflight--;
+        free[freeTop++] = u.index;
+        if (u.error != null) {
+            if (failure == null) {
+                failure = (u.isRead ? "read" : "write") + " of " + blocksPerIo + " block(s) at LBA " + u.lba + " failed: "
+                        + u.error.getMessage();
+            }
+            return;
+        }
+        progressIos.lazySet(progressIos.get() + 1);
+        progressBytes.lazySet(progressBytes.get() + w.bs());
+        if (w.verify()) {
+            if (u.isRead) {
+                if (u.check) {
+                    String bad = check(u);
+                    if (bad != null && failure == null) {
+                        failure = bad;
+                    }
+                }
+            } else {
+                written.set((int) u.unit);
+            }
+        } else if (u.t0 - rampEnd < 0 || u.tc - end > 0) {
+            return; // issued during the ramp, or completed after the measured window
+        }
+        long slat = u.t1 - u.t0;
+        long lat = u.tc - u.t0;
+        long clat = Math.max(0, u.tc - u.t1);
+        (u.isRead ? read : write).record(slat, clat, lat, w.bs(), u.tc);
+    }
+
+    private void await(long nanos) {
+        // spin briefly (a completion is often microseconds away), then park until a completion unparks us
+        for (int i = 0; i < 64; i++) {
+            if (ring.get((int) (head & mask)) != 0) {
+                return;
+            }
+            Thread.onSpinWait();
+        }
+        parked = true;
+        if (ring.get((int) (head & mask)) == 0) {
+            LockSupport.parkNanos(Math.max(1000, Math.min(nanos, 50_000_000L)));
+        }
+        parked = false;
+    }
+
+    // ---- verify ----
+
+    /** Every block: "NVPV", CRC32C of bytes 16.., its LBA, then pseudo-random data unique to this write. */
+    private void fillVerify(Unit u) {
+        ByteBuffer b = u.buf;
+        for (int k = 0; k < blocksPerIo; k++) {
+            int base = k * blockSize;
+            long x = (u.lba + k) * 0x9E3779B97F4A7C15L ^ ++generation ^ (long) index << 56;
+            for (int j = VERIFY_HEADER; j < blockSize; j += 8) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+                b.putLong(base + j, x);
+            }
+            b.putLong(base + 8, u.lba + k);
+            b.putInt(base, VERIFY_MAGIC);
+            b.putInt(base + 4, crcOf(u, base));
+        }
+    }
+
+    private int crcOf(Unit u, int base) {
+        ByteBuffer v = u.view;
+        v.limit(base + blockSize).position(base + VERIFY_HEADER);
+        crc.reset();
+        crc.update(v);
+        v.clear();
+        return (int) crc.getValue();
+    }
+
+    /** Checks every block of a read unit; returns a message naming the first bad LBA, or null. */
+    private String check(Unit u) {
+        ByteBuffer b = u.buf;
+        for (int k = 0; k < blocksPerIo; k++) {
+            int base = k * blockSize;
+            long lba = u.lba + k;
+            int magic = b.getInt(base);
+            long storedLba = b.getLong(base + 8);
+            if (magic != VERIFY_MAGIC || storedLba != lba) {
+                return String.format("verify failed at LBA %d (byte offset %d, namespace %d): bad header: magic 0x%08x "
+                                + "(expected 0x%08x \"NVPV\"), LBA field %d (expected %d)", lba, lba * blockSize,
+                        ns.nsid(), magic, VERIFY_MAGIC, storedLba, lba);
+            }
+            int stored = b.getInt(base + 4);
+            int actual = crcOf(u, base);
+            if (stored != actual) {
+                return String.format("verify failed at LBA %d (byte offset %d, namespace %d): crc32c mismatch: header "
+                        + "0x%08x, data 0x%08x", lba, lba * blockSize, ns.nsid(), stored, actual);
+            }
+        }
+        return null;
+    }
+}
