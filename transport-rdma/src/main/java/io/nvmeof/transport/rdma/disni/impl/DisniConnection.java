@@ -1,0 +1,554 @@
+package io.nvmeof.transport.rdma.disni.impl;
+
+import com.ibm.disni.verbs.IbvCQ;
+import com.ibm.disni.verbs.IbvCompChannel;
+import com.ibm.disni.verbs.IbvContext;
+import com.ibm.disni.verbs.IbvQP;
+import com.ibm.disni.verbs.IbvQPInitAttr;
+import com.ibm.disni.verbs.IbvRecvWR;
+import com.ibm.disni.verbs.IbvSendWR;
+import com.ibm.disni.verbs.IbvSge;
+import com.ibm.disni.verbs.IbvWC;
+import com.ibm.disni.verbs.RdmaCmId;
+import com.ibm.disni.verbs.SVCPollCq;
+import com.ibm.disni.verbs.SVCPostRecv;
+import com.ibm.disni.verbs.SVCPostSend;
+import com.ibm.disni.verbs.SVCReqNotify;
+import com.ibm.disni.verbs.impl.NatObject;
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
+import io.nvmeof.transport.rdma.verbs.MemoryRegion;
+import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
+import io.nvmeof.transport.rdma.verbs.QueuePair;
+import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
+import io.nvmeof.transport.rdma.verbs.RdmaConnection;
+import io.nvmeof.transport.rdma.verbs.WorkCompletion;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.LinkedList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * One RC connection: its QP (created by DiSNI's {@code RdmaCm.createQP} on the CM id), one CQ with a completion
+ * channel, and the PD of its device. Work requests go through DiSNI's stateful verb calls: one prepared
+ * {@link SVCPostSend} per opcode (Send, RDMA Write, RDMA Read) whose wr_id, flags, segment and remote address are
+ * rewritten in place before each post, prepared {@link SVCPostRecv}s cached by wr_id, one {@link SVCPollCq} per batch
+ * size and one {@link SVCReqNotify}. This object is the connection, its queue pair and its completion queue.
+ */
+final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueue, DisniVerbs.Endpoint {
+    private static final int IBV_WR_RDMA_WRITE = 0;
+    private static final int IBV_WR_SEND = 2;
+    private static final int IBV_WR_RDMA_READ = 4;
+    /** rdma-core's IBV_WR_SEND_WITH_INV (DiSNI 2.1 has no constant; its imm_data slot is the invalidate_rkey union). */
+    private static final int IBV_WR_SEND_WITH_INV = 9;
+    private static final int IBV_WC_WITH_INV = 1 << 3;
+    private static final int MAX_POLL = 32;
+
+    private final DisniVerbs provider;
+    private final RdmaCmId id;
+    private final DisniProtectionDomain pd;
+    private final IbvContext context;
+    private final IbvCompChannel compChannel;
+    private final IbvCQ cq;
+    private final IbvQP qp;
+    private final Post send;
+    private final Post write;
+    private final Post read;
+    private final RecvCache recvs;
+    private final IbvWC[] wcs = new IbvWC[MAX_POLL];
+    private final SVCPollCq[] pollCalls = new SVCPollCq[MAX_POLL + 1];
+    private final SVCReqNotify notify;
+    private final CopyOnWriteArrayList<Runnable> disconnectListeners = new CopyOnWriteArrayList<>();
+    private volatile BlockingQueue<Integer> cmEventSink;
+    private volatile State state = State.INIT;
+    private volatile int initiatorDepth;
+    private volatile byte[] peerPrivateData = new byte[0];
+    private volatile InetSocketAddress remote;
+    private volatile InetSocketAddress local;
+    private boolean disconnectTold;
+    private boolean closed;
+
+    DisniConnection(DisniVerbs provider, RdmaCmId id, QueuePairAttributes attrs) throws IOException {
+        this.provider = provider;
+        this.id = id;
+        this.context = id.getVerbs();
+        if (context == null) {
+            throw new IOException("the CM id has no RDMA device");
+        }
+        this.pd = provider.protectionDomain(context);
+        IbvCompChannel ch = null;
+        IbvCQ c = null;
+        IbvQP q = null;
+        try {
+            ch = provider.verbs.createCompChannel(context);
+            c = provider.verbs.createCQ(context, ch, attrs.cqSize(), 0);
+            IbvQPInitAttr init = new IbvQPInitAttr();
+            init.cap().setMax_send_wr(attrs.maxSendWr());
+            init.cap().setMax_recv_wr(attrs.maxRecvWr());
+            init.cap().setMax_send_sge(attrs.maxSendSge());
+            init.cap().setMax_recv_sge(attrs.maxRecvSge());
+            init.cap().setMax_inline_data(0);
+            init.setQp_type(IbvQP.IBV_QPT_RC);
+            init.setSend_cq(c);
+            init.setRecv_cq(c);
+            q = provider.cm.createQP(id, pd.pd, init);
+            if (q == null) {
+                throw new IOException("rdma_create_qp failed");
+            }
+        } catch (IOException | RuntimeException e) {
+            if (q != null) {
+                provider.cm.destroyQP(id);
+            }
+            if (c != null) {
+                provider.verbs.destroyCQ(c);
+            }
+            if (ch != null) {
+                provider.verbs.destroyCompChannel(ch);
+            }
+            throw e;
+        }
+        this.compChannel = ch;
+        this.cq = c;
+        this.qp = q;
+        this.send = new Post(IBV_WR_SEND, 0);
+        this.write = new Post(IBV_WR_RDMA_WRITE, 0);
+        this.read = new Post(IBV_WR_RDMA_READ, 0);
+        this.recvs = new RecvCache(attrs.maxRecvWr());
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new IbvWC();
+        }
+        this.notify = provider.verbs.reqNotifyCQ(cq, false);
+    }
+
+    long contextId() {
+        return ((NatObject) context).getObjId();
+    }
+
+    void forwardCmEventsTo(BlockingQueue<Integer> sink) {
+        this.cmEventSink = sink;
+    }
+
+    void accepted(int negotiatedInitiatorDepth, byte[] peerPrivateData) {
+        this.initiatorDepth = negotiatedInitiatorDepth;
+        this.peerPrivateData = peerPrivateData == null ? new byte[0] : peerPrivateData;
+        if (state == State.INIT) {
+            state = State.RTS;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ CM events
+
+    @Override
+    public void onCmEvent(int event, RdmaCmId eventId) {
+        BlockingQueue<Integer> sink = cmEventSink;
+        if (sink != null) {
+            sink.add(event);
+        }
+        if (event == DisniVerbs.DISCONNECTED || event == DisniVerbs.DEVICE_REMOVAL) {
+            state = State.ERROR;
+            try {
+                provider.cm.disconnect(id); // our side too: the QP goes to the error state, work is flushed
+            } catch (IOException | RuntimeException e) {
+                // already disconnected
+            }
+            tellDisconnect();
+        }
+    }
+
+    private void tellDisconnect() {
+        synchronized (this) {
+            if (disconnectTold) {
+                return;
+            }
+            disconnectTold = true;
+        }
+        for (Runnable r : disconnectListeners) {
+            try {
+                r.run();
+            } catch (RuntimeException e) {
+                System.err.println("disni: disconnect listener failed: " + e);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ connection
+
+    @Override
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    @Override
+    public QueuePair queuePair() {
+        return this;
+    }
+
+    @Override
+    public CompletionQueue completionQueue() {
+        return this;
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        if (remote == null) {
+            try {
+                remote = (InetSocketAddress) provider.cm.getDstAddr(id);
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        return remote;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        if (local == null) {
+            try {
+                local = (InetSocketAddress) provider.cm.getSrcAddr(id);
+            } catch (IOException e) {
+                return null;
+            }
+        }
+        return local;
+    }
+
+    /**
+     * The peer's private data from connection set-up: the accept's (ESTABLISHED event) when we connected, the
+     * request's when we accepted; as the CM delivered it (IB CM pads to the message size: 196 / 56 bytes).
+     */
+    public java.nio.ByteBuffer peerPrivateData() {
+        return java.nio.ByteBuffer.wrap(peerPrivateData).asReadOnlyBuffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    @Override
+    public void onDisconnect(Runnable listener) {
+        disconnectListeners.add(listener);
+        boolean told;
+        synchronized (this) {
+            told = disconnectTold;
+        }
+        if (told && disconnectListeners.remove(listener)) {
+            listener.run();
+        }
+    }
+
+    @Override
+    public void disconnect() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+        }
+        state = State.ERROR;
+        try {
+            provider.cm.disconnect(id);
+        } catch (IOException | RuntimeException e) {
+            // already disconnected
+        }
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+        }
+        disconnect();
+        tellDisconnect();
+        synchronized (this) {
+            closed = true;
+        }
+        provider.unregister(id);
+        try {
+            provider.cm.destroyQP(id);
+            send.free();
+            write.free();
+            read.free();
+            recvs.clear();
+            for (SVCPollCq p : pollCalls) {
+                if (p != null) {
+                    p.free();
+                }
+            }
+            notify.free();
+            provider.verbs.destroyCQ(cq);
+            provider.verbs.destroyCompChannel(compChannel);
+            provider.cm.destroyCmId(id);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("disni: closing a connection: " + e);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ queue pair
+
+    @Override
+    public State state() {
+        return state;
+    }
+
+    @Override
+    public boolean postRecv(long wrId, MemoryRegion region, int offset, int length) {
+        try {
+            recvs.get(wrId, region, offset, length).execute();
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public boolean postSend(long wrId, MemoryRegion region, int offset, int length, boolean signaled) {
+        return send.post(wrId, region, offset, length, 0, 0, signaled);
+    }
+
+    @Override
+    public boolean postSendWithInvalidate(long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate,
+                                          boolean signaled) {
+        // DiSNI 2.1 cannot rewrite imm_data/invalidate_rkey in a prepared call: one call per post
+        Post p;
+        try {
+            p = new Post(IBV_WR_SEND_WITH_INV, rkeyToInvalidate);
+        } catch (IOException e) {
+            return false;
+        }
+        try {
+            return p.post(wrId, region, offset, length, 0, 0, signaled);
+        } finally {
+            p.free();
+        }
+    }
+
+    @Override
+    public boolean postWrite(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
+                             boolean signaled) {
+        return write.post(wrId, region, offset, length, remoteAddress, rkey, signaled);
+    }
+
+    @Override
+    public boolean postRead(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey) {
+        return read.post(wrId, region, offset, length, remoteAddress, rkey, true);
+    }
+
+    /** A prepared one-segment send work request (DiSNI SVCPostSend) rewritten in place for each post. */
+    private final class Post {
+        private final SVCPostSend call;
+        private final SVCPostSend.SendWRMod wr;
+        private final SVCPostSend.SgeMod sge;
+        private final SVCPostSend.RdmaMod rdma;
+
+        Post(int opcode, int immOrInvalidateRkey) throws IOException {
+            IbvSendWR w = new IbvSendWR();
+            w.setOpcode(opcode);
+            w.setImm_data(immOrInvalidateRkey);
+            LinkedList<IbvSge> sges = new LinkedList<>();
+            sges.add(new IbvSge());
+            w.setSg_list(sges);
+            w.setNum_sge(1);
+            call = provider.verbs.postSend(qp, List.of(w), null);
+            wr = call.getWrMod(0);
+            sge = wr.getSgeMod(0);
+            rdma = wr.getRdmaMod();
+        }
+
+        boolean post(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
+                     boolean signaled) {
+            if (closed) {
+                return false;
+            }
+            wr.setWr_id(wrId);
+            wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
+            sge.setAddr(region.address() + offset);
+            sge.setLength(length);
+            sge.setLkey(region.lkey());
+            rdma.setRemote_addr(remoteAddress);
+            rdma.setRkey(rkey);
+            try {
+                call.execute();
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
+        }
+
+        void free() {
+            call.free();
+        }
+    }
+
+    /**
+     * Prepared receive calls by wr_id (DiSNI 2.1 cannot rewrite a prepared receive): NVMe/RDMA re-posts the same
+     * buffers under the same wr_ids, so steady state allocates nothing. Open addressing; cleared when half full.
+     */
+    private final class RecvCache {
+        private final long[] keys;
+        private final Entry[] entries;
+        private int size;
+
+        RecvCache(int maxRecvWr) {
+            int cap = Integer.highestOneBit(Math.max(64, maxRecvWr * 4) - 1) << 1;
+            keys = new long[cap];
+            entries = new Entry[cap];
+        }
+
+        SVCPostRecv get(long wrId, MemoryRegion region, int offset, int length) throws IOException {
+            int mask = keys.length - 1;
+            int i = (int) (mix(wrId) & mask);
+            while (entries[i] != null) {
+                Entry e = entries[i];
+                if (keys[i] == wrId) {
+                    if (e.region == region && e.offset == offset && e.length == length) {
+                        return e.call;
+                    }
+                    e.call.free(); // same wr_id, other buffer: replace in place
+                    entries[i] = prepare(wrId, region, offset, length);
+                    return entries[i].call;
+                }
+                i = (i + 1) & mask;
+            }
+            if (size >= keys.length / 2) {
+                clear();
+                i = (int) (mix(wrId) & mask);
+            }
+            keys[i] = wrId;
+            entries[i] = prepare(wrId, region, offset, length);
+            size++;
+            return entries[i].call;
+        }
+
+        private Entry prepare(long wrId, MemoryRegion region, int offset, int length) throws IOException {
+            IbvRecvWR w = new IbvRecvWR();
+            w.setWr_id(wrId);
+            IbvSge s = new IbvSge();
+            s.setAddr(region.address() + offset);
+            s.setLength(length);
+            s.setLkey(region.lkey());
+            LinkedList<IbvSge> sges = new LinkedList<>();
+            sges.add(s);
+            w.setSg_list(sges);
+            w.setNum_sge(1);
+            return new Entry(region, offset, length, provider.verbs.postRecv(qp, List.of(w), null));
+        }
+
+        void clear() {
+            for (int i = 0; i < entries.length; i++) {
+                if (entries[i] != null) {
+                    entries[i].call.free();
+                    entries[i] = null;
+                }
+            }
+            size = 0;
+        }
+
+        private long mix(long k) {
+            k *= 0x9E3779B97F4A7C15L;
+            return k ^ (k >>> 29);
+        }
+    }
+
+    private record Entry(MemoryRegion region, int offset, int length, SVCPostRecv call) {
+    }
+
+    // ------------------------------------------------------------------------------------------------ completions
+
+    @Override
+    public int poll(WorkCompletion[] out) {
+        int n = Math.min(out.length, MAX_POLL);
+        if (n == 0 || closed) {
+            return 0;
+        }
+        SVCPollCq call = pollCalls[n];
+        int got;
+        try {
+            if (call == null) {
+                call = provider.verbs.pollCQ(cq, wcs, n);
+                pollCalls[n] = call;
+            }
+            got = call.execute().getPolls();
+        } catch (IOException e) {
+            return 0;
+        }
+        for (int i = 0; i < got; i++) {
+            convert(wcs[i], out[i]);
+        }
+        return got;
+    }
+
+    private void convert(IbvWC wc, WorkCompletion out) {
+        out.wrId = wc.getWr_id();
+        out.status = status(wc.getStatus());
+        out.opcode = opcode(wc.getOpcode());
+        out.byteLength = wc.getByte_len();
+        out.withInvalidate = (wc.getWc_flags() & IBV_WC_WITH_INV) != 0;
+        out.invalidatedRkey = out.withInvalidate ? wc.getImm_data() : 0;
+        if (out.status != WorkCompletion.Status.SUCCESS) {
+            state = State.ERROR;
+        }
+    }
+
+    /** ibv_wc_status numbers (verbs.h). */
+    static WorkCompletion.Status status(int s) {
+        switch (s) {
+            case 0: return WorkCompletion.Status.SUCCESS;
+            case 1: return WorkCompletion.Status.LOC_LEN_ERR;
+            case 4: return WorkCompletion.Status.LOC_PROT_ERR;
+            case 5: return WorkCompletion.Status.WR_FLUSH_ERR;
+            case 9: return WorkCompletion.Status.REM_INV_REQ_ERR;
+            case 10: return WorkCompletion.Status.REM_ACCESS_ERR;
+            case 12: return WorkCompletion.Status.RETRY_EXC_ERR;
+            case 13: return WorkCompletion.Status.RNR_RETRY_EXC_ERR;
+            default: return WorkCompletion.Status.GENERAL_ERR;
+        }
+    }
+
+    /**
+     * ibv_wc_opcode numbers. On error completions the device need not set the opcode (verbs man page); whatever it
+     * reported is mapped, anything unknown becomes SEND for send-queue values and RECV for 128 and above.
+     */
+    static WorkCompletion.Opcode opcode(int o) {
+        switch (o) {
+            case 0: return WorkCompletion.Opcode.SEND;
+            case 1: return WorkCompletion.Opcode.RDMA_WRITE;
+            case 2: return WorkCompletion.Opcode.RDMA_READ;
+            default: return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
+        }
+    }
+
+    @Override
+    public boolean await(Duration timeout) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        if (closed) {
+            return false;
+        }
+        boolean woken;
+        try {
+            notify.execute();
+            long ms = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+            woken = provider.verbs.getCqEvent(compChannel, cq, (int) ms);
+            if (woken) {
+                provider.verbs.ackCqEvents(cq, 1);
+            }
+        } catch (IOException e) {
+            woken = false;
+        }
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        return woken;
+    }
+
+    @Override
+    public String toString() {
+        return "DisniConnection[" + localAddress() + " -> " + remoteAddress() + " " + state + "]";
+    }
+}

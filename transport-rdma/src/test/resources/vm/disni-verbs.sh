@@ -1,0 +1,19 @@
+# Guest script (peer VM, run.sh --share DIR): Soft-RoCE rxe0 on eth0, then DisniVerbsCheck over the DiSNI provider.
+# /share/cp holds the class path: transport-rdma jar (with libnvmeofrdma.so), test classes, nvmeof-core, DiSNI, slf4j.
+set -u
+A=$(ip -4 -o addr show eth0 | awk '{print $4}' | cut -d/ -f1)
+echo "== rxe0 on eth0 ($A)"
+modprobe -a ib_uverbs rdma_ucm rdma_rxe || exit 3
+rdma link add rxe0 type rxe netdev eth0 || exit 3
+rdma link show
+ibv_devices
+# rxe uses the IPv4 RoCEv2 GID; rdma_cm picks it from the address
+ibv_devinfo -d rxe0 -v | grep -E "GID\[|max_qp_rd_atom|max_qp_init_rd_atom" | head -6
+echo "== DisniVerbsCheck"
+java -version 2>&1 | head -1
+timeout 300 java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -cp "/share/cp/*:/share/test-classes" \
+  io.nvmeof.transport.rdma.disni.DisniVerbsCheck "$A"
+rc=$?
+echo "== DisniVerbsCheck rc=$rc"
+dmesg | grep -iE "rxe|rdma" | tail -5
+exit $rc
