@@ -67,7 +67,7 @@ public final class HtmlReport {
         h.append("<h2>Completion latency percentiles</h2>\n<div class=\"charts\">\n");
         String[] px = new String[PERCENTILES.length];
         for (int i = 0; i < px.length; i++) {
-            px[i] = "p" + trim(PERCENTILES[i]);
+            px[i] = "p" + java.math.BigDecimal.valueOf(PERCENTILES[i]).stripTrailingZeros().toPlainString();
         }
         for (int p = 0; p < c.points().size(); p++) {
             List<Series> series = new ArrayList<>();

@@ -285,7 +285,7 @@ final class Job implements IoCallback, Runnable {
             }
         }
         long done = System.nanoTime();
-        read.runtimeNanos = done - start;
+        read.runtimeNanos = done - (w.readPercent() > 0 ? start : mid); // inline reads ran during the write pass
         read.tick(done);
         write.tick(done);
     }

@@ -1,0 +1,56 @@
+package io.nvmeof.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** With no --target, a target of ours runs in a separate process for the run and is gone afterwards. */
+class EmbeddedTargetTest {
+    static List<ProcessHandle> targetProcesses() {
+        return ProcessHandle.current().descendants()
+                .filter(p -> p.isAlive() && p.info().commandLine().orElse("").contains("TargetDaemon"))
+                .collect(Collectors.toList());
+    }
+
+    @Test
+    void separateProcessStartsAndStops() throws Exception {
+        try (EmbeddedTarget t = EmbeddedTarget.start("tcp", 1L << 30, List.of())) {
+            assertTrue(t.isAlive());
+            assertNotEquals(ProcessHandle.current().pid(), t.pid(), "its own process");
+            assertTrue(t.uri().matches("nvme\\+tcp://127\\.0\\.0\\.1:\\d+/" + EmbeddedTarget.NQN), t.uri());
+            assertEquals(1, targetProcesses().size());
+            t.close();
+            assertFalse(t.isAlive());
+        }
+        assertEquals(List.of(), targetProcesses());
+    }
+
+    @Test
+    void defaultRunUsesItAndLeavesNoProcess() throws Exception {
+        assertEquals(List.of(), targetProcesses());
+        Cli r = Cli.run("--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=500ms", "--ramp_time=200ms",
+                "--output-format=json");
+        assertEquals(0, r.exit(), r.toString());
+        JsonNode n = new ObjectMapper().readTree(r.out()).get("nvmeof");
+        assertTrue(n.get("target_embedded").asBoolean());
+        assertTrue(n.get("target").asText().startsWith("nvme+tcp://127.0.0.1:"), n.toString());
+        assertTrue(n.get("cpu_us_per_io").get("target").isNumber(), "target CPU read over the fabric: " + n);
+        assertTrue(n.get("cpu").get("target").get("total_ns").asLong() > 0, n.toString());
+        assertEquals(List.of(), targetProcesses(), "the target process is gone");
+    }
+
+    @Test
+    void unavailableSetupIsAClearErrorAndNoProcessIsLeft() {
+        Cli r = Cli.run("--target", "nvme+tcp://127.0.0.1:1/nqn.x:y", "--runtime=200ms", "--setup=tcp");
+        assertEquals(1, r.exit(), r.toString());
+        assertEquals(List.of(), targetProcesses());
+    }
+}

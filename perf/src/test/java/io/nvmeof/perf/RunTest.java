@@ -1,0 +1,169 @@
+package io.nvmeof.perf;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Namespace;
+import io.nvmeof.initiator.Nvme;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Short runs against an in-JVM target on a free loopback port: the JSON schema, the human report, verify. */
+class RunTest {
+    @RegisterExtension
+    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("256M").blockSize(4096).build();
+
+    @AfterEach
+    void noHook() {
+        Job.beforeReadBack = null;
+    }
+
+    @Test
+    void jsonHasFioFieldNamesAndTypes() throws Exception {
+        Cli r = Cli.run("--target", target.uri(), "--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=4",
+                "--numjobs=2", "--runtime=400ms", "--ramp_time=100ms", "--size=16m", "--output-format=json",
+                "--percentile_list=50:99:99.9");
+        assertEquals(0, r.exit(), r.toString());
+        JsonNode root = new ObjectMapper().readTree(r.out());
+        assertTrue(root.get("fio version").isTextual());
+        assertTrue(root.get("timestamp").isIntegralNumber());
+        assertTrue(root.get("global options").isObject());
+        JsonNode jobs = root.get("jobs");
+        assertEquals(2, jobs.size(), "one entry per job without group_reporting");
+        long totalIos = 0;
+        for (JsonNode job : jobs) {
+            assertEquals("job", job.get("jobname").asText());
+            assertTrue(job.get("job_runtime").isIntegralNumber());
+            assertTrue(job.get("usr_cpu").isNumber());
+            assertTrue(job.get("sys_cpu").isNumber());
+            assertTrue(job.get("latency_us").isObject());
+            assertTrue(job.get("latency_ms").has(">=2000"));
+            for (String dir : List.of("read", "write", "trim")) {
+                JsonNode d = job.get(dir);
+                for (String f : List.of("io_bytes", "io_kbytes", "bw_bytes", "bw", "runtime", "total_ios", "short_ios",
+                        "drop_ios", "bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples")) {
+                    assertTrue(d.get(f).isIntegralNumber(), dir + "." + f + " is an integer: " + d.get(f));
+                }
+                for (String f : List.of("iops", "bw_mean", "bw_dev", "iops_mean", "iops_stddev", "bw_agg")) {
+                    assertTrue(d.get(f).isNumber(), dir + "." + f);
+                }
+                for (String lat : List.of("slat_ns", "clat_ns", "lat_ns")) {
+                    JsonNode l = d.get(lat);
+                    assertTrue(l.get("min").isIntegralNumber() && l.get("max").isIntegralNumber(), dir + "." + lat);
+                    assertTrue(l.get("mean").isNumber() && l.get("stddev").isNumber(), dir + "." + lat);
+                    assertTrue(l.get("N").isIntegralNumber());
+                }
+            }
+            JsonNode read = job.get("read");
+            assertTrue(read.get("total_ios").asLong() > 0, "reads happened");
+            assertTrue(job.get("write").get("total_ios").asLong() > 0, "writes happened");
+            assertEquals(0, job.get("trim").get("total_ios").asLong());
+            assertEquals(read.get("total_ios").asLong() * 4096, read.get("io_bytes").asLong());
+            assertEquals(read.get("bw_bytes").asLong() / 1024, read.get("bw").asLong(), 1.0, "bw is KiB/s");
+            JsonNode pct = read.get("clat_ns").get("percentile");
+            assertEquals(List.of("50.000000", "99.000000", "99.900000"), iterable(pct.fieldNames()));
+            long p50 = pct.get("50.000000").asLong();
+            long p99 = pct.get("99.000000").asLong();
+            assertTrue(p50 > 0 && p50 <= p99, "percentiles ordered: " + pct);
+            assertTrue(read.get("clat_ns").get("min").asLong() <= p50);
+            assertTrue(read.get("lat_ns").get("max").asLong() >= read.get("clat_ns").get("max").asLong());
+            totalIos += read.get("total_ios").asLong() + job.get("write").get("total_ios").asLong();
+        }
+        JsonNode n = root.get("nvmeof");
+        assertEquals("tcp", n.get("setup").asText());
+        assertEquals("tcp", n.get("transport").asText());
+        assertFalse(n.get("target_embedded").asBoolean());
+        assertTrue(n.get("cpu_us_per_io").get("initiator").isNumber());
+        assertTrue(n.get("cpu_us_per_io").get("target").isNumber(), "our target: known over the fabric");
+        JsonNode t = n.get("cpu").get("target");
+        assertTrue(t.get("commands").asLong() >= totalIos, "target counted at least the measured I/Os");
+        assertTrue(n.get("machine").get("cores").asInt() >= 1);
+        assertTrue(n.get("machine").get("cpu_model").isTextual());
+    }
+
+    private static List<String> iterable(java.util.Iterator<String> it) {
+        List<String> out = new java.util.ArrayList<>();
+        it.forEachRemaining(out::add);
+        return out;
+    }
+
+    @Test
+    void groupReportingAndHumanOutput() throws Exception {
+        Cli j = Cli.run("--target", target.uri(), "--rw=read", "--bs=128k", "--iodepth=2", "--numjobs=2",
+                "--runtime=300ms", "--ramp_time=0", "--size=8m", "--group_reporting", "--output-format=json");
+        assertEquals(0, j.exit(), j.toString());
+        assertEquals(1, new ObjectMapper().readTree(j.out()).get("jobs").size());
+        Cli h = Cli.run("--target", target.uri(), "--rw=randwrite", "--bs=8k", "--iodepth=2", "--runtime=300ms",
+                "--ramp_time=100ms", "--size=8m", "--rate_iops=200");
+        assertEquals(0, h.exit(), h.toString());
+        assertTrue(h.out().contains("job: (groupid=0, jobs=1): err= 0"), h.out());
+        assertTrue(h.out().contains("  write: IOPS="), h.out());
+        assertTrue(h.out().contains("clat percentiles"), h.out());
+        assertTrue(h.out().contains("99.00th=["), h.out());
+        assertTrue(h.out().contains("cpu per I/O  : initiator="), h.out());
+        assertTrue(h.out().contains("Run status group 0 (all jobs):"), h.out());
+        assertTrue(h.out().contains("WRITE: bw="), h.out());
+        // 200 IOPS for 0.3 s: about 60 writes, certainly not thousands
+        String iops = h.out().substring(h.out().indexOf("IOPS=") + 5, h.out().indexOf(',', h.out().indexOf("IOPS=")));
+        assertTrue(Double.parseDouble(iops.replace("k", "")) < 400 && !iops.endsWith("k"), "rate_iops: " + iops);
+    }
+
+    @Test
+    void valuesOnlyTheTargetCanJudgeExit2() {
+        Cli bs = Cli.run("--target", target.uri(), "--bs=6k", "--runtime=200ms");
+        assertEquals(2, bs.exit(), bs.toString());
+        assertTrue(bs.err().contains("--bs 6144 is not a multiple of the namespace's block size 4096"), bs.toString());
+        Cli off = Cli.run("--target", target.uri(), "--offset=1g", "--runtime=200ms");
+        assertEquals(2, off.exit(), off.toString());
+        assertTrue(off.err().contains("--offset 1073741824 is beyond the namespace"), off.toString());
+        Cli unreachable = Cli.run("--target", "nvme+tcp://127.0.0.1:1/nqn.x:y", "--runtime=200ms");
+        assertEquals(1, unreachable.exit(), unreachable.toString());
+        assertTrue(unreachable.err().contains("127.0.0.1:1"), unreachable.toString());
+    }
+
+    @Test
+    void verifyPasses() {
+        Cli r = Cli.run("--target", target.uri(), "--rw=randwrite", "--bs=16k", "--iodepth=8", "--numjobs=2",
+                "--size=4m", "--verify=crc32c");
+        assertEquals(0, r.exit(), r.toString());
+        assertTrue(r.out().contains("read: IOPS="), "the read-back is reported: " + r.out());
+        assertTrue(r.out().contains("io=4MiB"), "every block written once and read back: " + r.out());
+    }
+
+    @Test
+    void verifyCatchesACorruptedBlockAndNamesItsLba() throws Exception {
+        AtomicLong corrupted = new AtomicLong(-1);
+        Job.beforeReadBack = job -> {
+            // between the write pass and the read-back, flip one bit of one block behind the job's back
+            try (Controller c = Nvme.connect(target.uri())) {
+                Namespace ns = c.namespace();
+                ByteBuffer b = ByteBuffer.allocateDirect(4096);
+                long lba = (4L << 20) / 4096 + 37;
+                ns.read(lba, 1, b);
+                assertEquals(Job.VERIFY_MAGIC, b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0), "written by the job");
+                b.put(2000, (byte) (b.get(2000) ^ 0x10));
+                ns.write(lba, 1, b);
+                corrupted.set(lba);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        };
+        Cli r = Cli.run("--target", target.uri(), "--rw=write", "--bs=8k", "--iodepth=4", "--offset=4m", "--size=1m",
+                "--verify=crc32c");
+        assertEquals(1, r.exit(), r.toString());
+        assertTrue(corrupted.get() > 0, "the hook ran");
+        assertTrue(r.err().contains("verify failed at LBA " + corrupted.get()), r.toString());
+        assertTrue(r.err().contains("crc32c mismatch"), r.toString());
+        assertTrue(r.out().contains("ERROR: verify failed at LBA " + corrupted.get()), r.toString());
+    }
+}
