@@ -65,7 +65,9 @@ public interface TargetRequest {
     /**
      * Whether the host-to-controller data of this command can be placed straight into memory the core names with
      * {@link #addDestination} (RDMA: an RDMA Read into registered namespace memory), instead of arriving in
-     * {@link #data()} to be copied. False by default, and always false for in-capsule data.
+     * {@link #data()} to be copied. The answer is the same for the whole life of the command, so the core may ask again
+     * in its {@link DataReceiver}. If the core names no destination, the data arrives in {@link #data()} as usual.
+     * False by default, and always false for in-capsule data.
      */
     default boolean directDataPlacement() {
         return false;

@@ -1,0 +1,59 @@
+package io.nvmeof.transport.rdma;
+
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Lets other threads wake a queue thread that sleeps in {@link CompletionQueue#await} (a submit, a task, a close).
+ * The sleeper publishes AWAITING, re-checks for work, then awaits; a waker that moves AWAITING → WAKING interrupts it
+ * (the software RNIC's await is interruptible; a provider whose await is not still returns at the timeout). The
+ * interrupt never escapes the await: the sleeper waits for the waker to finish interrupting, then clears the flag, so
+ * no stray interrupt can hit the thread later (e.g. while it maps memory). Allocation-free; the waker never blocks.
+ */
+final class QueueThreadWaker {
+    private static final int RUNNING = 0;
+    private static final int AWAITING = 1;
+    private static final int WAKING = 2;
+    private static final int WOKEN = 3;
+
+    private final AtomicInteger state = new AtomicInteger(RUNNING);
+    private volatile Thread owner;
+
+    void owner(Thread thread) {
+        this.owner = thread;
+    }
+
+    /** On the owner thread: sleeps in {@code cq.await(timeout)} unless {@code hasWork} says there is work already. */
+    void await(CompletionQueue cq, Duration timeout, BooleanSupplier hasWork) {
+        state.set(AWAITING);
+        try {
+            if (!hasWork.getAsBoolean()) {
+                cq.await(timeout);
+            }
+        } catch (InterruptedException e) {
+            // woken by wake(); handled below
+        } finally {
+            if (!state.compareAndSet(AWAITING, RUNNING)) {
+                while (state.get() != WOKEN) {
+                    Thread.onSpinWait();
+                }
+                Thread.interrupted();
+                state.set(RUNNING);
+            }
+        }
+    }
+
+    /** From any thread, after publishing the work: wakes the owner if it sleeps. */
+    void wake() {
+        if (state.get() == AWAITING && state.compareAndSet(AWAITING, WAKING)) {
+            Thread t = owner;
+            if (t != null) {
+                t.interrupt();
+            }
+            state.set(WOKEN);
+        }
+    }
+}

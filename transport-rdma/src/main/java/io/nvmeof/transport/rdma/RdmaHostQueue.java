@@ -1,0 +1,675 @@
+package io.nvmeof.transport.rdma;
+
+import io.nvmeof.core.command.FabricsCommandType;
+import io.nvmeof.core.spi.HostCommand;
+import io.nvmeof.core.spi.HostQueue;
+import io.nvmeof.core.spi.HostQueueOptions;
+import io.nvmeof.core.wire.CompletionQueueEntry;
+import io.nvmeof.core.wire.SglDescriptor;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
+import io.nvmeof.transport.rdma.verbs.MemoryRegion;
+import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
+import io.nvmeof.transport.rdma.verbs.QueuePair;
+import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
+import io.nvmeof.transport.rdma.verbs.RdmaConnection;
+import io.nvmeof.transport.rdma.verbs.RdmaProvider;
+import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
+import io.nvmeof.transport.rdma.verbs.WorkCompletion;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+
+/**
+ * The host side of one NVMe/RDMA queue (one RC QP, protocol reference §6): the {@link HostQueue} an initiator uses.
+ *
+ * <ul>
+ *   <li>Connect (§6.1): CM connect with the 32-byte request private data (RECFMT 0, QID, HRQSIZE = queue size,
+ *       HSQSIZE = queue size − 1, CNTLID), responder_resources {@value #RESPONDER_RESOURCES} so the target can RDMA
+ *       Read; queue-size receive buffers of 16 bytes (one CQE each) posted before the connect goes out. A reject is an
+ *       {@link NvmeRdmaRejectedException} with the STS.</li>
+ *   <li>Registered once at connect: the receive region, a send region of one capsule per CID (64 B + up to
+ *       {@value #MAX_IN_CAPSULE} bytes in-capsule), and a pool of data buffers in size classes up to 1 MiB
+ *       (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE). No I/O registers memory.</li>
+ *   <li>Data (§6.4): host→controller data up to {@link #maxInCapsuleData} on I/O queues goes in the capsule (SGL 0x01,
+ *       offset 0); everything else is a keyed SGL 0x40 (address, rkey, 24-bit length). A caller buffer from
+ *       {@link #allocateBuffer} is named directly (zero copy); any other buffer is copied into / out of a pool buffer
+ *       (one copy on the host).</li>
+ *   <li>Responses: a received message shorter than 16 bytes, a CID not in flight, or a remote invalidation of a key
+ *       that command did not offer for invalidation is fatal to the queue (as on Linux, §6.2, §6.4).</li>
+ * </ul>
+ *
+ * <p>Threads: one thread per queue polls the CQ and posts every work request; every {@link HostCommand} callback and the
+ * close listener run on it. {@link #submit} works from any thread without a lock or an allocation: the CID is claimed in
+ * an {@link AtomicIntegerArray}, the command goes into a bounded MPSC ring of CIDs (one place per CID, so it never
+ * overflows), and a sleeping queue thread is woken ({@link QueueThreadWaker}).
+ */
+public final class RdmaHostQueue implements HostQueue, Runnable {
+    private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
+
+    /** RDMA Reads the host lets the target have outstanding against it (§6.1: at least 1). */
+    public static final int RESPONDER_RESOURCES = 16;
+    /** In-capsule bytes a capsule slot can carry (the controller's IOCCSZ may allow less). */
+    public static final int MAX_IN_CAPSULE = 8192;
+    private static final int CAPSULE = SubmissionQueueEntry.LENGTH + MAX_IN_CAPSULE;
+    /** Pool bytes registered per size class at connect (at least two buffers per class). */
+    private static final int POOL_BYTES_PER_CLASS = Integer.getInteger("nvmeof.rdma.hostPoolBytesPerClass", 2 << 20);
+    private static final long KIND_RECV = 0L;
+    private static final long KIND_SEND = 1L << 62;
+    private static final long SPIN_NANOS = 50_000;
+    private static final Duration AWAIT = Duration.ofMillis(10);
+    private static final int FREE = 0;
+    private static final int CLAIMING = 1;
+    private static final int SUBMITTED = 2;
+
+    private final int qid;
+    private final int queueSize;
+    private final boolean busyPoll;
+    private final String peer;
+    private RdmaConnection conn;
+    private QueuePair qp;
+    private CompletionQueue cq;
+    private ProtectionDomain pd;
+    private MemoryRegion recvMr;
+    private MemoryRegion sendMr;
+    private ByteBuffer recvView;
+    private ByteBuffer sendView;
+    private RegisteredBufferPool pool;
+    private final CompletionQueueEntry cqe = new CompletionQueueEntry();
+    private final SubmissionQueueEntry capsuleSqe = new SubmissionQueueEntry();
+    private final WorkCompletion[] wcs = new WorkCompletion[32];
+
+    // Per CID.
+    private final AtomicIntegerArray claimed;
+    private final AtomicReferenceArray<HostCommand> pending;
+    private final HostCommand[] inFlight;
+    private final RegisteredBufferPool.Buffer[] bounce;
+    private final boolean[] toHost;
+    private final int[] offeredKey;
+
+    // The submission ring (MPSC): producers take a sequence number, publish CID + 1; the queue thread consumes.
+    private final AtomicIntegerArray ring;
+    private final int ringMask;
+    private final AtomicLong ringTail = new AtomicLong();
+    private long ringHead;
+
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final QueueThreadWaker waker = new QueueThreadWaker();
+    private final java.util.function.BooleanSupplier hasWork = this::hasWork;
+    private volatile UserBuffer[] userBuffers = new UserBuffer[0];
+    private volatile int maxInCapsuleData;
+    private volatile boolean closeRequested;
+    private volatile boolean disconnected;
+    private volatile boolean terminated;
+    private Throwable fatal;
+    private final AtomicReference<Consumer<Throwable>> closeListener = new AtomicReference<>();
+    private volatile boolean listenerCalled;
+    private Throwable listenerCause;
+    private final CountDownLatch done = new CountDownLatch(1);
+    private Thread thread;
+    private long copiedBytes;
+    private long directBytes;
+
+    /** A caller buffer registered by {@link #allocateBuffer}. */
+    private record UserBuffer(ByteBuffer buffer, MemoryRegion region) { }
+
+    private RdmaHostQueue(HostQueueOptions options) {
+        this.qid = options.qid();
+        this.queueSize = options.queueSize();
+        this.busyPoll = options.ioMode().busyPoll();
+        this.peer = options.address().toString();
+        this.claimed = new AtomicIntegerArray(queueSize);
+        this.pending = new AtomicReferenceArray<>(queueSize);
+        this.inFlight = new HostCommand[queueSize];
+        this.bounce = new RegisteredBufferPool.Buffer[queueSize];
+        this.toHost = new boolean[queueSize];
+        this.offeredKey = new int[queueSize];
+        int ringSize = Integer.highestOneBit(Math.max(2, queueSize) - 1) << 1;
+        this.ring = new AtomicIntegerArray(ringSize);
+        this.ringMask = ringSize - 1;
+        for (int i = 0; i < wcs.length; i++) {
+            wcs[i] = new WorkCompletion();
+        }
+    }
+
+    /** Connects one queue (blocks up to the connect timeout). */
+    static RdmaHostQueue connect(RdmaProvider provider, HostQueueOptions options) throws IOException {
+        if (options.queueSize() > 65535) {
+            throw new IllegalArgumentException("an NVMe/RDMA queue has at most 65535 entries (HRQSIZE is 16 bits)");
+        }
+        RdmaHostQueue q = new RdmaHostQueue(options);
+        ByteBuffer priv = ByteBuffer.allocate(RdmaCmRequest.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        RdmaCmRequest req = new RdmaCmRequest();
+        req.wrap(priv, 0);
+        req.set(options.qid(), options.queueSize(), options.queueSize() - 1, options.cntlid());
+        int n = options.queueSize();
+        QueuePairAttributes attrs = new QueuePairAttributes(n + 1, n, 1, 1, 2 * n + 1, RESPONDER_RESOURCES, 0);
+        RdmaConnection conn;
+        try {
+            conn = provider.connect(options.address(), attrs, priv, q::setup, options.connectTimeout());
+        } catch (NvmeRdmaRejectedException e) {
+            q.freeRegions();
+            throw e;
+        } catch (RdmaRejectedException e) {
+            q.freeRegions();
+            ByteBuffer rej = e.privateData();
+            int sts = rej.remaining() >= RdmaCmReject.LENGTH ? rej.getShort(RdmaCmReject.STS_OFFSET) & 0xFFFF : -1;
+            byte[] bytes = new byte[rej.remaining()];
+            rej.get(0, bytes);
+            throw new NvmeRdmaRejectedException("controller at " + options.address() + " rejected NVMe/RDMA queue "
+                    + options.qid() + (sts >= 0 ? ": STS " + sts + " (" + RdmaCmReject.stsName(sts) + ")"
+                    : " without a status"), bytes, sts);
+        } catch (IOException | RuntimeException e) {
+            q.freeRegions();
+            throw e instanceof IOException ? (IOException) e : new IOException("cannot connect NVMe/RDMA queue "
+                    + options.qid() + " to " + options.address() + ": " + e.getMessage(), e);
+        }
+        q.conn = conn;
+        q.start();
+        return q;
+    }
+
+    /** Before the connect request goes out: register everything and post the receives (§6.2). */
+    private void setup(RdmaConnection c) {
+        this.conn = c;
+        this.qp = c.queuePair();
+        this.cq = c.completionQueue();
+        this.pd = c.protectionDomain();
+        try {
+            recvMr = pd.register(pd.allocate(queueSize * CompletionQueueEntry.LENGTH), ProtectionDomain.ACCESS_LOCAL_WRITE);
+            recvView = recvMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
+            sendMr = pd.register(pd.allocate(queueSize * CAPSULE), ProtectionDomain.ACCESS_LOCAL_WRITE);
+            sendView = sendMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
+            pool = new RegisteredBufferPool(pd, ProtectionDomain.ACCESS_LOCAL_WRITE | ProtectionDomain.ACCESS_REMOTE_READ
+                    | ProtectionDomain.ACCESS_REMOTE_WRITE);
+            for (int size = RegisteredBufferPool.MIN_SIZE; size <= RegisteredBufferPool.MAX_SIZE; size <<= 1) {
+                pool.prefill(size, Math.max(2, Math.min(queueSize, POOL_BYTES_PER_CLASS / size)));
+            }
+            for (int i = 0; i < queueSize; i++) {
+                if (!qp.postRecv(KIND_RECV | i, recvMr, i * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
+                    throw new IOException("cannot post receive " + i + " of " + queueSize);
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private void start() {
+        conn.onDisconnect(() -> {
+            disconnected = true;
+            waker.wake();
+        });
+        thread = new Thread(this, "nvme-rdma-host-q" + qid + "-" + conn.remoteAddress());
+        thread.setDaemon(true);
+        waker.owner(thread);
+        thread.start();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Zero-copy buffers
+
+    /**
+     * A direct, little-endian buffer of {@code size} bytes registered on this queue for remote access: a command whose
+     * {@code dataBuffer()} is this very object moves its data straight between it and the controller (no copy on the
+     * host). Registration is slow: allocate once and reuse. Valid until {@link #freeBuffer} or the queue closes. Any
+     * thread.
+     */
+    public ByteBuffer allocateBuffer(int size) throws IOException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("size must be positive: " + size);
+        }
+        if (terminated) {
+            throw new IllegalStateException("queue " + qid + " is closed");
+        }
+        MemoryRegion mr = pd.register(pd.allocate(size), ProtectionDomain.ACCESS_LOCAL_WRITE
+                | ProtectionDomain.ACCESS_REMOTE_READ | ProtectionDomain.ACCESS_REMOTE_WRITE);
+        ByteBuffer b = mr.buffer().order(ByteOrder.LITTLE_ENDIAN);
+        synchronized (this) {
+            UserBuffer[] old = userBuffers;
+            UserBuffer[] next = java.util.Arrays.copyOf(old, old.length + 1);
+            next[old.length] = new UserBuffer(b, mr);
+            userBuffers = next;
+        }
+        return b;
+    }
+
+    /** Deregisters a buffer from {@link #allocateBuffer}; no command in flight may use it. */
+    public synchronized void freeBuffer(ByteBuffer buffer) {
+        UserBuffer[] old = userBuffers;
+        for (int i = 0; i < old.length; i++) {
+            if (old[i].buffer == buffer) {
+                UserBuffer[] next = new UserBuffer[old.length - 1];
+                System.arraycopy(old, 0, next, 0, i);
+                System.arraycopy(old, i + 1, next, i, old.length - i - 1);
+                userBuffers = next;
+                old[i].region.close();
+                return;
+            }
+        }
+        throw new IllegalArgumentException("not a buffer of this queue");
+    }
+
+    private MemoryRegion userRegion(ByteBuffer b) {
+        for (UserBuffer u : userBuffers) {
+            if (u.buffer == b) {
+                return u.region;
+            }
+        }
+        return null;
+    }
+
+    /** Data bytes copied through the pool (callers' own buffers), and moved straight from/to registered ones. */
+    long copiedBytes() {
+        return copiedBytes;
+    }
+
+    long directBytes() {
+        return directBytes;
+    }
+
+    int poolGrowths() {
+        return pool.growths();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // HostQueue
+
+    @Override
+    public int qid() {
+        return qid;
+    }
+
+    @Override
+    public void maxInCapsuleData(int bytes) {
+        this.maxInCapsuleData = Math.max(0, Math.min(bytes, MAX_IN_CAPSULE));
+    }
+
+    @Override
+    public void submit(HostCommand command) {
+        SubmissionQueueEntry sqe = command.command();
+        int cid = sqe.cid();
+        if (cid < 0 || cid >= queueSize) {
+            throw new IllegalArgumentException("CID " + cid + " outside 0.." + (queueSize - 1) + " on queue " + qid);
+        }
+        if (terminated || closeRequested) {
+            throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
+        }
+        checkData(command, sqe);
+        if (!claimed.compareAndSet(cid, FREE, CLAIMING)) {
+            throw new IllegalStateException("CID " + cid + " is already in flight on queue " + qid);
+        }
+        pending.set(cid, command);
+        claimed.set(cid, SUBMITTED);
+        if (terminated && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
+            pending.set(cid, null);
+            throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
+        }
+        long seq = ringTail.getAndIncrement();
+        ring.set((int) (seq & ringMask), cid + 1);
+        if (Thread.currentThread() != thread) {
+            waker.wake();
+        }
+    }
+
+    private static void checkData(HostCommand command, SubmissionQueueEntry sqe) {
+        int length = command.dataLength();
+        if (length == 0) {
+            return;
+        }
+        int dir = direction(sqe);
+        if (dir == 0) {
+            throw new IllegalArgumentException("data on a command without a data direction (opcode 0x"
+                    + Integer.toHexString(sqe.opcode()) + ")");
+        }
+        if (dir == 3) {
+            throw new IllegalArgumentException("bidirectional commands are not supported");
+        }
+        ByteBuffer b = command.dataBuffer();
+        if (b == null || length < 0 || command.dataOffset() < 0 || command.dataOffset() > b.capacity() - length) {
+            throw new IllegalArgumentException("data region [" + command.dataOffset() + ", +" + length
+                    + ") outside the buffer");
+        }
+        if (dir == 2 && b.isReadOnly()) {
+            throw new IllegalArgumentException("a read into a read-only buffer");
+        }
+        if (length > RdmaTransport.MAX_TRANSFER) {
+            throw new IllegalArgumentException(length + " bytes in one command: NVMe/RDMA moves at most "
+                    + RdmaTransport.MAX_TRANSFER + " (MDTS)");
+        }
+    }
+
+    /** Opcode (or FCTYPE) bits 1:0: 1 host→controller, 2 controller→host, 3 both, 0 none (§1.1). */
+    private static int direction(SubmissionQueueEntry sqe) {
+        int op = sqe.opcode() == FabricsCommandType.OPCODE ? sqe.fctype() : sqe.opcode();
+        return op & 0x3;
+    }
+
+    @Override
+    public void onClose(Consumer<Throwable> listener) {
+        if (!closeListener.compareAndSet(null, listener)) {
+            throw new IllegalStateException("onClose listener already set");
+        }
+        if (terminated) {
+            callListener();
+        }
+    }
+
+    private void callListener() {
+        Consumer<Throwable> l = closeListener.get();
+        if (l == null) {
+            return;
+        }
+        synchronized (this) {
+            if (listenerCalled || !terminated) {
+                return;
+            }
+            listenerCalled = true;
+        }
+        try {
+            l.accept(listenerCause);
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "close listener of RDMA queue " + qid + " failed", t);
+        }
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        if (terminated) {
+            return;
+        }
+        tasks.add(task);
+        waker.wake();
+    }
+
+    @Override
+    public boolean inQueueThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return !terminated && !closeRequested && !disconnected;
+    }
+
+    @Override
+    public void close() {
+        closeRequested = true;
+        waker.wake();
+        if (Thread.currentThread() != thread) {
+            try {
+                done.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // The queue thread
+
+    @Override
+    public void run() {
+        long idleSince = 0;
+        try {
+            while (fatal == null && !closeRequested && !disconnected) {
+                int n = cq.poll(wcs);
+                for (int i = 0; i < n && fatal == null; i++) {
+                    handle(wcs[i]);
+                }
+                int d = fatal == null ? drain() : 0;
+                Runnable task;
+                while (fatal == null && (task = tasks.poll()) != null) {
+                    d++;
+                    try {
+                        task.run();
+                    } catch (Throwable t) {
+                        LOG.log(Level.ERROR, "task on RDMA host queue " + qid + " failed", t);
+                    }
+                }
+                if (n + d > 0) {
+                    idleSince = 0;
+                    continue;
+                }
+                if (busyPoll) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                long now = System.nanoTime();
+                if (idleSince == 0) {
+                    idleSince = now;
+                }
+                if (now - idleSince < SPIN_NANOS) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                waker.await(cq, AWAIT, hasWork);
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "RDMA host queue " + qid + " to " + peer + " failed", t);
+            if (fatal == null) {
+                fatal = t;
+            }
+        }
+        terminate();
+    }
+
+    private boolean hasWork() {
+        return ring.get((int) (ringHead & ringMask)) != 0 || !tasks.isEmpty() || closeRequested || disconnected;
+    }
+
+    private int drain() {
+        int n = 0;
+        while (fatal == null) {
+            int i = (int) (ringHead & ringMask);
+            int v = ring.get(i);
+            if (v == 0) {
+                break;
+            }
+            ring.set(i, 0);
+            ringHead++;
+            n++;
+            send(v - 1);
+        }
+        return n;
+    }
+
+    /** Builds the capsule for {@code cid} in its send slot and posts the Send (§6.3, §6.4). */
+    private void send(int cid) {
+        HostCommand command = pending.get(cid);
+        if (command == null || claimed.get(cid) != SUBMITTED) {
+            return;
+        }
+        pending.set(cid, null);
+        int base = cid * CAPSULE;
+        ByteBuffer src = command.command().buffer();
+        sendView.put(base, src, command.command().offset(), SubmissionQueueEntry.LENGTH);
+        capsuleSqe.wrap(sendView, base);
+        SglDescriptor sgl = capsuleSqe.sgl();
+        int length = command.dataLength();
+        int dir = length == 0 ? 0 : direction(capsuleSqe);
+        int inCapsule = 0;
+        toHost[cid] = dir == 2;
+        offeredKey[cid] = 0;
+        bounce[cid] = null;
+        if (length == 0) {
+            sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (§6.4)
+        } else if (dir == 1 && qid > 0 && length <= maxInCapsuleData) {
+            // In-capsule data, I/O queues only (§6.4): Offset SGL, offset 0.
+            sendView.put(base + SubmissionQueueEntry.LENGTH, command.dataBuffer(), command.dataOffset(), length);
+            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
+            inCapsule = length;
+            copiedBytes += length;
+        } else {
+            ByteBuffer data = command.dataBuffer();
+            MemoryRegion user = userRegion(data);
+            if (user != null) {
+                sgl.setKeyed(SglDescriptor.ID_KEYED, user.address() + command.dataOffset(), length, user.rkey());
+                offeredKey[cid] = user.rkey();
+                directBytes += length;
+            } else {
+                RegisteredBufferPool.Buffer b;
+                try {
+                    b = pool.take(length);
+                } catch (RuntimeException e) {
+                    fail(cid, command, new IOException("no registered buffer for " + length + " bytes: " + e.getMessage(), e));
+                    return;
+                }
+                bounce[cid] = b;
+                if (dir == 1) {
+                    b.view.put(0, data, command.dataOffset(), length);
+                }
+                sgl.setKeyed(SglDescriptor.ID_KEYED, b.address(0), length, b.region.rkey());
+                offeredKey[cid] = b.region.rkey();
+                copiedBytes += length;
+            }
+        }
+        inFlight[cid] = command;
+        if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
+            fault(new IOException("RDMA queue " + qid + " to " + peer + ": cannot post a Send (send queue full)"));
+        }
+    }
+
+    private void fail(int cid, HostCommand command, Throwable cause) {
+        claimed.set(cid, FREE);
+        try {
+            command.onTransportError(cause);
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "onTransportError failed", t);
+        }
+    }
+
+    private void handle(WorkCompletion wc) {
+        long kind = wc.wrId & (3L << 62);
+        int index = (int) (wc.wrId & 0xFFFF);
+        if (!wc.ok()) {
+            if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR && (closeRequested || disconnected)) {
+                return;
+            }
+            fault(new IOException("RDMA queue " + qid + " to " + peer + ": work completion error " + wc.status + " on "
+                    + (kind == KIND_RECV ? "a receive" : "a Send") + " (index " + index + ")"));
+            return;
+        }
+        if (kind == KIND_RECV) {
+            onResponse(index, wc);
+        }
+    }
+
+    private void onResponse(int index, WorkCompletion wc) {
+        if (wc.byteLength < CompletionQueueEntry.LENGTH) {
+            fault(new NvmeRdmaProtocolException("controller at " + peer + " sent a " + wc.byteLength
+                    + "-byte response on queue " + qid + " (a CQE is 16 bytes)"));
+            return;
+        }
+        cqe.wrap(recvView, index * CompletionQueueEntry.LENGTH);
+        int cid = cqe.cid();
+        HostCommand command = cid < queueSize ? inFlight[cid] : null;
+        if (command == null) {
+            fault(new NvmeRdmaProtocolException("controller at " + peer + " answered CID " + cid + " on queue " + qid
+                    + ", which is not in flight"));
+            return;
+        }
+        if (wc.withInvalidate && (offeredKey[cid] == 0 || wc.invalidatedRkey != offeredKey[cid])) {
+            fault(new NvmeRdmaProtocolException("controller at " + peer + " invalidated rkey 0x"
+                    + Integer.toHexString(wc.invalidatedRkey) + " answering CID " + cid
+                    + ", which offered none for invalidation (bogus remote invalidation)"));
+            return;
+        }
+        RegisteredBufferPool.Buffer b = bounce[cid];
+        if (b != null) {
+            if (toHost[cid]) {
+                command.dataBuffer().put(command.dataOffset(), b.view, 0, command.dataLength());
+            }
+            bounce[cid] = null;
+            pool.giveBack(b);
+        }
+        inFlight[cid] = null;
+        claimed.set(cid, FREE);
+        try {
+            command.onResponse(cqe);
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "onResponse of CID " + cid + " on RDMA queue " + qid + " failed", t);
+        }
+        if (!qp.postRecv(KIND_RECV | index, recvMr, index * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
+            fault(new IOException("RDMA queue " + qid + ": cannot re-post a receive"));
+        }
+    }
+
+    private void fault(Throwable cause) {
+        if (fatal == null) {
+            fatal = cause;
+            LOG.log(Level.WARNING, cause.getMessage() + "; closing the queue");
+        }
+    }
+
+    /** Closes the QP first (no more DMA into callers' buffers), then fails every command once, then the listener. */
+    private void terminate() {
+        terminated = true;
+        Throwable cause = fatal;
+        if (cause == null && disconnected && !closeRequested) {
+            cause = new IOException("controller at " + peer + " disconnected RDMA queue " + qid);
+        }
+        listenerCause = cause;
+        Throwable forCommands = cause != null ? cause : new IOException("queue " + qid + " to " + peer + " closed");
+        try {
+            conn.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "closing the connection failed: " + e);
+        }
+        for (int cid = 0; cid < queueSize; cid++) {
+            int s;
+            while ((s = claimed.get(cid)) == CLAIMING) {
+                Thread.onSpinWait();
+            }
+            if (s == SUBMITTED && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
+                HostCommand c = inFlight[cid] != null ? inFlight[cid] : pending.get(cid);
+                inFlight[cid] = null;
+                pending.set(cid, null);
+                bounce[cid] = null;
+                if (c != null) {
+                    try {
+                        c.onTransportError(forCommands);
+                    } catch (Throwable t) {
+                        LOG.log(Level.ERROR, "onTransportError failed", t);
+                    }
+                }
+            }
+        }
+        tasks.clear();
+        freeRegions();
+        for (UserBuffer u : userBuffers) {
+            u.region.close();
+        }
+        done.countDown();
+        callListener();
+    }
+
+    private void freeRegions() {
+        if (pool != null) {
+            pool.close();
+        }
+        if (recvMr != null) {
+            recvMr.close();
+        }
+        if (sendMr != null) {
+            sendMr.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaHostQueue[qid=" + qid + " " + peer + "]";
+    }
+}

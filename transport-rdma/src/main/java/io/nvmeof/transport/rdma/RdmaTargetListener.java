@@ -1,0 +1,256 @@
+package io.nvmeof.transport.rdma;
+
+import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.core.spi.MemoryObserver;
+import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.core.spi.QueueAcceptor;
+import io.nvmeof.core.spi.TargetListener;
+import io.nvmeof.transport.rdma.verbs.ConnectionRequest;
+import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
+import io.nvmeof.transport.rdma.verbs.RdmaConnection;
+import io.nvmeof.transport.rdma.verbs.RdmaListener;
+import io.nvmeof.transport.rdma.verbs.RdmaProvider;
+
+import java.io.IOException;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One NVMe/RDMA listening port (§6.1): takes CM connect requests, checks their private data, and accepts each with a
+ * new {@link RdmaTargetQueue} (receive buffers posted first), or rejects it with the NVMe/RDMA status:
+ *
+ * <table>
+ *   <caption>reject statuses</caption>
+ *   <tr><td>private data shorter than 32 bytes</td><td>STS 1 invalid length</td></tr>
+ *   <tr><td>RECFMT ≠ 0</td><td>STS 2 invalid RECFMT</td></tr>
+ *   <tr><td>QID 0xFFFF</td><td>STS 3 invalid QID</td></tr>
+ *   <tr><td>HSQSIZE 0, admin HSQSIZE+1 &gt; 32, I/O HSQSIZE+1 &gt; the port's queue size</td><td>STS 4 invalid HSQSIZE</td></tr>
+ *   <tr><td>HRQSIZE &lt; HSQSIZE+1 (the host could not take every response)</td><td>STS 5 invalid HRQSIZE</td></tr>
+ *   <tr><td>no RDMA Read resources offered by the host</td><td>STS 7 invalid IRD</td></tr>
+ *   <tr><td>memory or QP creation failed</td><td>STS 6 no resources</td></tr>
+ * </table>
+ *
+ * It is also the {@link MemoryObserver} that registers the target's namespace memory ({@link TargetMemoryRegistrations}).
+ */
+final class RdmaTargetListener implements TargetListener {
+    private static final Logger LOG = System.getLogger(RdmaTargetListener.class.getName());
+    static final int ADMIN_QUEUE_SIZE = 32;
+
+    private final RdmaProvider provider;
+    private final ListenerOptions options;
+    private final QueueAcceptor acceptor;
+    private final boolean zeroCopy;
+    private final TargetMemoryRegistrations memory = new TargetMemoryRegistrations();
+    private final Set<RdmaTargetQueue> queues = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger queueCounter = new AtomicInteger();
+    private final LongAdder copiedBytes = new LongAdder();
+    private final LongAdder placedBytes = new LongAdder();
+    private final RdmaListener cm;
+    private final PortInfo portInfo;
+    private volatile boolean closed;
+
+    RdmaTargetListener(RdmaProvider provider, ListenerOptions options, QueueAcceptor acceptor, boolean zeroCopy)
+            throws IOException {
+        this.provider = provider;
+        this.options = options;
+        this.acceptor = acceptor;
+        this.zeroCopy = zeroCopy;
+        this.cm = provider.listen(options.address(), this::onConnectionRequest);
+        InetSocketAddress bound = cm.localAddress();
+        int maxQueueSize = Math.min(options.maxQueueSize(), RdmaTransport.MAX_QUEUE_SIZE);
+        int inCapsule = Math.min(options.inCapsuleDataSize(), RdmaTransport.IN_CAPSULE_DATA_SIZE);
+        String addr = bound.getAddress() != null ? bound.getAddress().getHostAddress() : bound.getHostString();
+        this.portInfo = new PortInfo(PortInfo.TRTYPE_RDMA,
+                bound.getAddress() instanceof Inet6Address ? PortInfo.ADRFAM_IPV6 : PortInfo.ADRFAM_IPV4,
+                addr, Integer.toString(bound.getPort()), options.portId(), maxQueueSize, inCapsule,
+                RdmaTransport.SGLS, RdmaTransport.MDTS, PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
+                new byte[] {1, 1, 1}); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (§3.3, §6.6)
+    }
+
+    private void onConnectionRequest(ConnectionRequest request) {
+        if (closed) {
+            reject(request, RdmaCmReject.STS_NO_RSC, "the listener is closing");
+            return;
+        }
+        ByteBuffer pd = request.privateData();
+        if (pd.remaining() < RdmaCmRequest.LENGTH) {
+            reject(request, RdmaCmReject.STS_INVALID_LEN, pd.remaining() + " bytes of private data");
+            return;
+        }
+        ByteBuffer copy = ByteBuffer.allocate(RdmaCmRequest.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        copy.put(0, pd, pd.position(), RdmaCmRequest.LENGTH);
+        RdmaCmRequest req = new RdmaCmRequest();
+        req.wrap(copy, 0);
+        int qid = req.qid();
+        int hsqsize = req.hsqsize();
+        int hrqsize = req.hrqsize();
+        if (req.recfmt() != 0) {
+            reject(request, RdmaCmReject.STS_INVALID_RECFMT, "RECFMT " + req.recfmt());
+            return;
+        }
+        if (qid == 0xFFFF) {
+            reject(request, RdmaCmReject.STS_INVALID_QID, "QID " + qid);
+            return;
+        }
+        int limit = qid == 0 ? ADMIN_QUEUE_SIZE : portInfo.maxQueueSize();
+        if (hsqsize < 1 || hsqsize + 1 > limit) {
+            reject(request, RdmaCmReject.STS_INVALID_HSQSIZE, "HSQSIZE " + hsqsize + " for QID " + qid + " (at most "
+                    + (limit - 1) + ")");
+            return;
+        }
+        if (hrqsize < hsqsize + 1) {
+            reject(request, RdmaCmReject.STS_INVALID_HRQSIZE, "HRQSIZE " + hrqsize + " < HSQSIZE+1 " + (hsqsize + 1));
+            return;
+        }
+        if (request.peerResponderResources() < 1) {
+            reject(request, RdmaCmReject.STS_INVALID_IRD, "the host offers no RDMA Read resources");
+            return;
+        }
+        int slots = hsqsize + 1;
+        RdmaTargetQueue queue = new RdmaTargetQueue(this, qid, hsqsize);
+        int readDepth = Math.min(request.peerResponderResources(), RdmaTransport.MAX_READ_DEPTH);
+        int maxSendWr = slots * (RdmaTargetQueue.MAX_WRITE_SEGMENTS + 1) + readDepth;
+        QueuePairAttributes attrs = new QueuePairAttributes(maxSendWr, slots, 1, 1, maxSendWr + slots, 0, readDepth);
+        ByteBuffer accept = ByteBuffer.allocate(RdmaCmAccept.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        RdmaCmAccept acc = new RdmaCmAccept();
+        acc.wrap(accept, 0);
+        acc.set(slots); // CRQSIZE = HSQSIZE + 1, as nvmet (§6.1)
+        RdmaConnection conn;
+        try {
+            conn = request.accept(attrs, queue::setup, accept);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.WARNING, "cannot set up RDMA queue " + qid + " for " + request.remoteAddress() + ": " + e);
+            reject(request, RdmaCmReject.STS_NO_RSC, "no resources: " + e.getMessage());
+            return;
+        }
+        queues.add(queue);
+        if (closed) {
+            queue.close();
+        }
+        queue.start("nvme-rdma-q" + qid + "-" + queueCounter.incrementAndGet());
+        LOG.log(Level.DEBUG, () -> "accepted RDMA queue " + qid + " (HSQSIZE " + hsqsize + ", HRQSIZE " + hrqsize
+                + ", CNTLID " + req.cntlid() + ") from " + conn.remoteAddress());
+    }
+
+    private static void reject(ConnectionRequest request, int sts, String why) {
+        LOG.log(Level.WARNING, "rejecting NVMe/RDMA connect from " + request.remoteAddress() + ": " + why + " -> STS "
+                + sts + " (" + RdmaCmReject.stsName(sts) + ")");
+        ByteBuffer rej = ByteBuffer.allocate(RdmaCmReject.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        RdmaCmReject r = new RdmaCmReject();
+        r.wrap(rej, 0);
+        r.set(sts);
+        try {
+            request.reject(rej);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(Level.DEBUG, "reject failed: " + e);
+        }
+    }
+
+    // ---- for the queues ----
+
+    ListenerOptions options() {
+        return options;
+    }
+
+    QueueAcceptor acceptor() {
+        return acceptor;
+    }
+
+    TargetMemoryRegistrations memory() {
+        return memory;
+    }
+
+    boolean zeroCopy() {
+        return zeroCopy;
+    }
+
+    void copied(int bytes) {
+        copiedBytes.add(bytes);
+    }
+
+    void placed(int bytes) {
+        placedBytes.add(bytes);
+    }
+
+    void queueClosed(RdmaTargetQueue q) {
+        queues.remove(q);
+    }
+
+    /** Data bytes that went through a bounce buffer (a copy on the target). */
+    long copiedBytes() {
+        return copiedBytes.sum();
+    }
+
+    /** Data bytes RDMA-Written from or RDMA-Read into the core's own registered memory (no copy). */
+    long placedBytes() {
+        return placedBytes.sum();
+    }
+
+    int openQueues() {
+        return queues.size();
+    }
+
+    RdmaProvider provider() {
+        return provider;
+    }
+
+    // ---- TargetListener ----
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return cm.localAddress();
+    }
+
+    @Override
+    public PortInfo portInfo() {
+        return portInfo;
+    }
+
+    @Override
+    public MemoryObserver memoryObserver() {
+        return zeroCopy ? memory : null;
+    }
+
+    /** Stops accepting, closes every queue (waiting up to 5 s for their threads), then deregisters the memory. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            cm.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, "closing the CM listener failed: " + e);
+        }
+        for (RdmaTargetQueue q : queues) {
+            q.close();
+        }
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        for (RdmaTargetQueue q : queues) {
+            Thread t = q.thread();
+            if (t != null && t != Thread.currentThread()) {
+                try {
+                    t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        memory.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaTargetListener[" + cm.localAddress() + " over " + provider.description() + "]";
+    }
+}

@@ -1,0 +1,267 @@
+package io.nvmeof.transport.rdma;
+
+import io.nvmeof.core.spi.DataReceiver;
+import io.nvmeof.core.spi.DataRelease;
+import io.nvmeof.core.spi.TargetRequest;
+import io.nvmeof.core.wire.CompletionQueueEntry;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+import io.nvmeof.transport.rdma.verbs.MemoryRegion;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * One command slot of an NVMe/RDMA target queue, tied to receive buffer {@link #index} (the RDMA wr_id): the SQE is
+ * read in place from that buffer, the CQE written in place in the registered response region, and the buffer is
+ * re-posted just before the response Send (§6.2). All methods run on the queue's thread.
+ *
+ * <pre>
+ *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; READING --last RDMA Read--&gt; WITH_CORE
+ *                                              |                                                             |
+ *                                              +------------------------ complete() -------------------------+--&gt; FREE
+ * </pre>
+ * After complete() the slot may still be "send pending": the segments the RDMA Writes read from, and the bounce
+ * buffers, are released when the response Send completes, or when the host's next command lands in this buffer (the
+ * host saw the response, so the Writes before it are done).
+ */
+final class RdmaTargetRequest implements TargetRequest {
+    enum State { FREE, WITH_CORE, READING, DEAD }
+
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN);
+
+    final int index;
+    final RdmaTargetQueue queue;
+    final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
+    final CompletionQueueEntry cqe = new CompletionQueueEntry();
+    /** The receive buffer's in-capsule data, from byte 64 (a view made once). */
+    final ByteBuffer inCapsuleView;
+
+    State state = State.FREE;
+    int cid;
+    int transportStatus;
+    int dataLength;
+    boolean inCapsule;
+    boolean keyed;
+    boolean invalidate;
+    long remoteAddress;
+    int rkey;
+    boolean hostToController;
+    /** Write data in a bounce buffer (no direct placement) or an in-capsule copy at a non-zero offset. */
+    RegisteredBufferPool.Buffer dataBuffer;
+    ByteBuffer dataView;
+    boolean dataRequested;
+    DataReceiver receiver;
+
+    // Segments: controller→host data (addData) or host→controller destinations (addDestination). Parallel arrays.
+    ByteBuffer[] segMemory = new ByteBuffer[12];
+    int[] segOffset = new int[12];
+    int[] segLength = new int[12];
+    DataRelease[] segRelease = new DataRelease[12];
+    MemoryRegion[] segRegion = new MemoryRegion[12];
+    /** A bounce buffer standing in for an unregistered segment, or null. */
+    RegisteredBufferPool.Buffer[] segBounce = new RegisteredBufferPool.Buffer[12];
+    int segCount;
+    int segBytes;
+    boolean destinations;
+    /** RDMA Reads: next segment to post, and how many are outstanding. */
+    int nextRead;
+    int readsOutstanding;
+    /** Bytes of the keyed region covered by the RDMA Reads posted so far. */
+    int readBytes;
+    /** One bounce buffer for several small unregistered controller→host segments (copied together). */
+    RegisteredBufferPool.Buffer coalesced;
+
+    // The response Send in flight.
+    boolean sendPending;
+    int sendSeq;
+    int sendWrs;
+
+    RdmaTargetRequest(int index, RdmaTargetQueue queue, ByteBuffer recvRegion, int recvSize, ByteBuffer rspRegion) {
+        this.index = index;
+        this.queue = queue;
+        sqe.wrap(recvRegion, index * recvSize);
+        cqe.wrap(rspRegion, index * CompletionQueueEntry.LENGTH);
+        int icd = recvSize - SubmissionQueueEntry.LENGTH;
+        inCapsuleView = icd > 0
+                ? recvRegion.duplicate().position(index * recvSize + SubmissionQueueEntry.LENGTH)
+                        .limit(index * recvSize + recvSize).slice().order(ByteOrder.LITTLE_ENDIAN)
+                : EMPTY;
+    }
+
+    @Override
+    public SubmissionQueueEntry command() {
+        return sqe;
+    }
+
+    @Override
+    public CompletionQueueEntry response() {
+        return cqe;
+    }
+
+    @Override
+    public int transportStatus() {
+        return transportStatus;
+    }
+
+    @Override
+    public int dataLength() {
+        return dataLength;
+    }
+
+    @Override
+    public boolean inCapsuleData() {
+        return inCapsule;
+    }
+
+    @Override
+    public boolean directDataPlacement() {
+        return keyed && hostToController && transportStatus == 0 && dataLength > 0 && queue.zeroCopy();
+    }
+
+    @Override
+    public void addDestination(ByteBuffer destination, int offset, int length, DataRelease release) {
+        DataRelease r = release == null ? DataRelease.NONE : release;
+        if (!directDataPlacement() || state != State.WITH_CORE || dataRequested || (segCount > 0 && !destinations)) {
+            r.release();
+            throw new IllegalStateException("addDestination not allowed now (CID " + cid + ", state " + state + ")");
+        }
+        if (length < 0 || (long) segBytes + length > dataLength || offset < 0 || offset > destination.capacity() - length) {
+            r.release();
+            throw new IllegalArgumentException("addDestination of " + length + " bytes at " + offset + " after "
+                    + segBytes + " of " + dataLength + " (CID " + cid + ")");
+        }
+        destinations = true;
+        addSegment(destination, offset, length, r);
+    }
+
+    @Override
+    public void receiveData(DataReceiver receiver) {
+        if (state != State.WITH_CORE) {
+            throw new IllegalStateException("receiveData on a request in state " + state + " (CID " + cid + ")");
+        }
+        if (dataRequested) {
+            throw new IllegalStateException("receiveData called twice for CID " + cid);
+        }
+        dataRequested = true;
+        queue.receiveData(this, receiver);
+    }
+
+    @Override
+    public ByteBuffer data() {
+        return dataView != null ? dataView : EMPTY;
+    }
+
+    @Override
+    public void addData(ByteBuffer source, int offset, int length, DataRelease release) {
+        DataRelease r = release == null ? DataRelease.NONE : release;
+        if (state != State.WITH_CORE || destinations) {
+            r.release();
+            throw new IllegalStateException("addData on a request in state " + state + " (CID " + cid + ")");
+        }
+        if (length < 0 || (long) segBytes + length > dataLength || offset < 0 || offset > source.capacity() - length) {
+            r.release();
+            throw new IllegalArgumentException("addData of " + length + " bytes at " + offset + " after " + segBytes
+                    + " exceeds the command's data length " + dataLength + " (CID " + cid + ")");
+        }
+        if (length == 0 || !queue.isOpen()) {
+            r.release();
+            return;
+        }
+        addSegment(source, offset, length, r);
+    }
+
+    private void addSegment(ByteBuffer memory, int offset, int length, DataRelease release) {
+        if (segCount == segMemory.length) {
+            grow();
+        }
+        int i = segCount++;
+        segMemory[i] = memory;
+        segOffset[i] = offset;
+        segLength[i] = length;
+        segRelease[i] = release;
+        segRegion[i] = queue.regionFor(release);
+        segBounce[i] = null;
+        segBytes += length;
+    }
+
+    private void grow() {
+        int n = segMemory.length * 2;
+        segMemory = java.util.Arrays.copyOf(segMemory, n);
+        segOffset = java.util.Arrays.copyOf(segOffset, n);
+        segLength = java.util.Arrays.copyOf(segLength, n);
+        segRelease = java.util.Arrays.copyOf(segRelease, n);
+        segRegion = java.util.Arrays.copyOf(segRegion, n);
+        segBounce = java.util.Arrays.copyOf(segBounce, n);
+    }
+
+    @Override
+    public void complete() {
+        if (state == State.DEAD) {
+            return; // the queue closed while the core held it: everything was released then
+        }
+        if (state != State.WITH_CORE) {
+            throw new IllegalStateException("complete() on a request in state " + state + " (CID " + cid
+                    + "): the core must not touch a request after complete() or while its data is arriving");
+        }
+        queue.complete(this);
+    }
+
+    /** Releases every segment (and its bounce buffer) exactly once. */
+    void releaseSegments(RegisteredBufferPool pool) {
+        for (int i = 0; i < segCount; i++) {
+            DataRelease r = segRelease[i];
+            segRelease[i] = null;
+            segMemory[i] = null;
+            segRegion[i] = null;
+            if (segBounce[i] != null) {
+                pool.giveBack(segBounce[i]);
+                segBounce[i] = null;
+            }
+            if (r != null) {
+                try {
+                    r.release();
+                } catch (RuntimeException e) {
+                    System.getLogger(RdmaTargetRequest.class.getName()).log(System.Logger.Level.ERROR,
+                            "a DataRelease failed", e);
+                }
+            }
+        }
+        if (coalesced != null) {
+            pool.giveBack(coalesced);
+            coalesced = null;
+        }
+        segCount = 0;
+        segBytes = 0;
+        destinations = false;
+    }
+
+    /** Drops the write-data buffer. */
+    void releaseData(RegisteredBufferPool pool) {
+        if (dataBuffer != null) {
+            pool.giveBack(dataBuffer);
+            dataBuffer = null;
+        }
+        dataView = null;
+    }
+
+    /** Ready for a new command in this slot (the previous response's resources already released). */
+    void reset() {
+        transportStatus = 0;
+        dataLength = 0;
+        inCapsule = false;
+        keyed = false;
+        invalidate = false;
+        remoteAddress = 0;
+        rkey = 0;
+        hostToController = false;
+        dataRequested = false;
+        receiver = null;
+        nextRead = 0;
+        readsOutstanding = 0;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaTargetRequest[slot=" + index + " cid=" + cid + " state=" + state + " len=" + dataLength + "]";
+    }
+}
