@@ -474,6 +474,37 @@ class SoftRnicTest {
     }
 
     @Test
+    void dataPathDoesNotAllocate() throws Exception {
+        connect();
+        var mx = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        MemoryRegion hr = region(host, 1 << 16, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
+        MemoryRegion tr = region(target, 1 << 16, ACCESS_LOCAL_WRITE);
+        QueuePair hq = host.queuePair();
+        QueuePair tq = target.queuePair();
+        WorkCompletion[] out = {new WorkCompletion(), new WorkCompletion()};
+        long before = 0;
+        int rounds = 20000;
+        for (int i = 0; i < 2 * rounds; i++) {
+            if (i == rounds) { // the first half warms up (JIT), the second is measured
+                before = mx.getCurrentThreadAllocatedBytes();
+            }
+            hq.postRecv(i, hr, 0, 4096);
+            tq.postSend(i, tr, 0, 4096, true);
+            tq.postWrite(i, tr, 0, 4096, hr.address() + 8192, hr.rkey(), false);
+            tq.postRead(i, tr, 8192, 4096, hr.address(), hr.rkey());
+            int got = 0;
+            while (got < 2) {
+                got += target.completionQueue().poll(out);
+            }
+            while (host.completionQueue().poll(out) == 0) {
+                Thread.onSpinWait();
+            }
+        }
+        long allocated = mx.getCurrentThreadAllocatedBytes() - before;
+        assertTrue(allocated < 4096, allocated + " bytes allocated by " + rounds + " x (recv, send, write, read, polls)");
+    }
+
+    @Test
     void plainDirectBufferWorksInThisJvm() throws Exception {
         connect();
         MemoryRegion remote = host.protectionDomain().register(ByteBuffer.allocateDirect(4096),
