@@ -279,13 +279,27 @@ final class SoftDevice {
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
             for (Path p : ds) {
                 long owner = ownerPid(p.getFileName().toString());
-                if (owner > 0 && owner != ProcessHandle.current().pid()
-                        && !ProcessHandle.of(owner).map(ProcessHandle::isAlive).orElse(false)) {
+                if (owner > 0 && owner != ProcessHandle.current().pid() && isStale(p, owner)) {
                     Shm.delete(p);
                 }
             }
         } catch (IOException ignored) {
             // best effort
+        }
+    }
+
+    /** The owner is dead, or its pid now belongs to a process that started after the file was written. */
+    private static boolean isStale(Path p, long owner) {
+        java.util.Optional<ProcessHandle> h = ProcessHandle.of(owner);
+        if (h.isEmpty() || !h.get().isAlive()) {
+            return true;
+        }
+        java.util.Optional<java.time.Instant> started = h.get().info().startInstant();
+        try {
+            return started.isPresent()
+                    && Files.getLastModifiedTime(p).toInstant().isBefore(started.get().minusSeconds(2));
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -554,7 +554,22 @@ class SoftRnicTest {
         // A device starting in another process removes it; the check is the same function.
         java.lang.reflect.Method m = SoftDevice.class.getDeclaredMethod("removeStaleFiles");
         m.setAccessible(true);
-        m.invoke(d);
-        assertFalse(Files.exists(stale));
+        // A live process's files stay, unless they are older than it (its pid was reused after a crash).
+        Process live = new ProcessBuilder("sleep", "30").start();
+        try {
+            Thread.sleep(50);
+            Path current = d.file(live.pid() + "-m1");
+            Path reused = d.file(live.pid() + "-m2");
+            Files.write(current, new byte[16]);
+            Files.write(reused, new byte[16]);
+            Files.setLastModifiedTime(reused, java.nio.file.attribute.FileTime.fromMillis(0));
+            m.invoke(d);
+            assertFalse(Files.exists(stale));
+            assertTrue(Files.exists(current));
+            assertFalse(Files.exists(reused));
+            Files.delete(current);
+        } finally {
+            live.destroyForcibly();
+        }
     }
 }
