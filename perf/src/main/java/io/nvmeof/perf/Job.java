@@ -55,6 +55,11 @@ final class Job implements IoCallback, Runnable {
     /** Times (System.nanoTime) set by the runner before start. */
     long rampEnd;
     long end;
+    /**
+     * Start of the measured window: set by the runner right after it sampled the CPU of both sides (shortly after
+     * rampEnd), so every I/O counted was issued after the samples were taken.
+     */
+    volatile long measureStart = Long.MAX_VALUE / 2;
     // verify
     private final int[] order;
     private int writesIssued;
@@ -201,10 +206,11 @@ final class Job implements IoCallback, Runnable {
         int expected = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
         while (true) {
             long now = System.nanoTime();
-            if (!measuring && now >= rampEnd) {
+            long ms = measureStart;
+            if (!measuring && now - ms >= 0) {
                 measuring = true;
-                read.startSampling(rampEnd, expected);
-                write.startSampling(rampEnd, expected);
+                read.startSampling(ms, expected);
+                write.startSampling(ms, expected);
             }
             boolean issuing = now < end && !stop && failure == null;
             boolean did = false;
@@ -224,15 +230,16 @@ final class Job implements IoCallback, Runnable {
             if (!did) {
                 long wake = issuing ? Math.min(end, rateGap == 0 ? end : nextIssue) : now + 10_000_000L;
                 if (!measuring) {
-                    wake = Math.min(wake, rampEnd);
+                    wake = Math.min(wake, Math.max(rampEnd, now + 1_000_000L));
                 }
                 await(wake - now);
             }
         }
         read.tick(end);
         write.tick(end);
-        read.runtimeNanos = end - rampEnd;
-        write.runtimeNanos = end - rampEnd;
+        long ms = Math.min(measureStart, end);
+        read.runtimeNanos = end - ms;
+        write.runtimeNanos = end - ms;
     }
 
     private void runVerify() {
@@ -374,7 +381,7 @@ final class Job implements IoCallback, Runnable {
             } else {
                 written.set((int) u.unit);
             }
-        } else if (u.t0 - rampEnd < 0 || u.tc - end > 0) {
+        } else if (u.t0 - measureStart < 0 || u.tc - end > 0) {
             return; // issued during the ramp, or completed after the measured window
         }
         long slat = u.t1 - u.t0;

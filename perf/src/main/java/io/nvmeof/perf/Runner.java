@@ -134,6 +134,9 @@ public final class Runner {
                 sleepUntil(rampEnd);
                 tBefore = TargetStats.read(admin);
                 iBefore = CpuSample.self();
+                for (Job j : jobs) {
+                    j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
+                }
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
@@ -181,7 +184,7 @@ public final class Runner {
                 } else if (unknown == null) {
                     unknown = tAfter.unknown();
                 }
-                long window = w.verify() ? iCpu.clockNanos() : end - rampEnd;
+                long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
                 return new RunResult(w, setup, uri, embedded, results, new RunResult.JobResult("All jobs", w.numjobs(),
                         tr, tw), iCpu, tCpu, tCommands, unknown, window, startMillis, failure, blockSize, tCpus);
             } finally {
