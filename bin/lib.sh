@@ -19,8 +19,9 @@ nvmeof_ensure_built() {
 }
 
 # JVM options: namespace RAM is off-heap (direct memory), so allow up to the machine's memory; the heap stays small.
+# DiSNI (the NVMe/RDMA verbs provider on real RNICs) needs sun.nio.ch exported.
 nvmeof_jvm_opts() {
   local kib
   kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 4194304)
-  echo "-Xms256m -Xmx1g -XX:MaxDirectMemorySize=${kib}k -XX:+UseG1GC"
+  echo "-Xms256m -Xmx1g -XX:MaxDirectMemorySize=${kib}k -XX:+UseG1GC --add-exports java.base/sun.nio.ch=ALL-UNNAMED"
 }

@@ -774,7 +774,7 @@ public final class Controller implements AutoCloseable {
         return new DiscoveryEntry(b.get(at) & 0xFF, b.get(at + 1) & 0xFF, b.get(at + 2) & 0xFF, b.get(at + 3) & 0xFF,
                 b.getShort(at + 4) & 0xFFFF, b.getShort(at + 6) & 0xFFFF, b.getShort(at + 8) & 0xFFFF,
                 b.getShort(at + 10) & 0xFFFF, text(b, at + 32, 32), text(b, at + 256, 256), text(b, at + 512, 256),
-                b.get(at + 768) & 0xFF);
+                b.getInt(at + 768), b.getShort(at + 776) & 0xFFFF);
     }
 
     /** A discovery text field: NUL-terminated or padded; trailing spaces stripped like libnvme (§3.3). */

@@ -14,10 +14,15 @@ package io.nvmeof.initiator;
  * @param trsvcid TRSVCID, the port as text (trailing spaces and NULs stripped)
  * @param subnqn  SUBNQN
  * @param traddr  TRADDR, the address as text (trailing spaces and NULs stripped)
- * @param sectype TSAS byte 0 for TCP: SECTYPE (0 none, 1 TLS 1.2, 2 TLS 1.3)
+ * @param tsas    TSAS bytes 768..771 as a little-endian int (§3.3). TCP: byte 0 SECTYPE (0 none, 1 TLS 1.2,
+ *                2 TLS 1.3). RDMA: byte 0 QPTYPE, byte 1 PRTYPE, byte 2 CMS
+ * @param rdmaPkey TSAS bytes 776..777 for RDMA: PKEY
  */
 public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int portid, int cntlid, int asqsz,
-                             int eflags, String trsvcid, String subnqn, String traddr, int sectype) {
+                             int eflags, String trsvcid, String subnqn, String traddr, int tsas, int rdmaPkey) {
+    public static final int TRTYPE_RDMA = 1;
+    public static final int TRTYPE_TCP = 3;
+
     public static final int SUBTYPE_REFERRAL = 1;
     public static final int SUBTYPE_NVM = 2;
     public static final int SUBTYPE_CURRENT_DISCOVERY = 3;
@@ -70,13 +75,59 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
         return (treq & 0x4) != 0 ? secure + ", sq flow control disable supported" : secure;
     }
 
+    /** SECTYPE, TSAS byte 0 of a TCP entry. */
+    public int sectype() {
+        return trtype == TRTYPE_TCP ? tsas & 0xFF : 0;
+    }
+
+    /** RDMA QPTYPE (1 reliable connected, 2 reliable datagram), TSAS byte 0 of an RDMA entry. */
+    public int rdmaQptype() {
+        return trtype == TRTYPE_RDMA ? tsas & 0xFF : 0;
+    }
+
+    /** RDMA PRTYPE (1 not specified, 2 IB, 3 RoCE v1, 4 RoCE v2, 5 iWARP), TSAS byte 1. */
+    public int rdmaPrtype() {
+        return trtype == TRTYPE_RDMA ? (tsas >>> 8) & 0xFF : 0;
+    }
+
+    /** RDMA CMS (1 RDMA_CM), TSAS byte 2. */
+    public int rdmaCms() {
+        return trtype == TRTYPE_RDMA ? (tsas >>> 16) & 0xFF : 0;
+    }
+
+    /** RDMA QPTYPE as nvme-cli prints it. */
+    public String rdmaQptypeName() {
+        switch (rdmaQptype()) {
+            case 1: return "connected";
+            case 2: return "datagram";
+            default: return "unrecognized";
+        }
+    }
+
+    /** RDMA PRTYPE as nvme-cli prints it. */
+    public String rdmaPrtypeName() {
+        switch (rdmaPrtype()) {
+            case 1: return "not specified";
+            case 2: return "infiniband";
+            case 3: return "roce";
+            case 4: return "roce-v2";
+            case 5: return "iwarp";
+            default: return "unrecognized";
+        }
+    }
+
+    /** RDMA CMS as nvme-cli prints it. */
+    public String rdmaCmsName() {
+        return rdmaCms() == 1 ? "rdma-cm" : "unrecognized";
+    }
+
     /** SECTYPE as nvme-cli prints it. */
     public String sectypeName() {
-        switch (sectype) {
+        switch (sectype()) {
             case 0: return "none";
             case 1: return "tls1.2";
             case 2: return "tls1.3";
-            default: return "sectype-" + sectype;
+            default: return "sectype-" + sectype();
         }
     }
 }

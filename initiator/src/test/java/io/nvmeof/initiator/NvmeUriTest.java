@@ -116,7 +116,7 @@ class NvmeUriTest {
     void forEntryBuildsTheSubsystemUri() {
         NvmeUri d = NvmeUri.parse("nvme+tcp://192.0.2.10:8009?digest=header");
         DiscoveryEntry e = new DiscoveryEntry(3, 1, 2, 0, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk1",
-                "192.0.2.11", 0);
+                "192.0.2.11", 0, 0);
         NvmeUri s = d.forEntry(e);
         assertEquals("192.0.2.11", s.host());
         assertEquals(4420, s.port());

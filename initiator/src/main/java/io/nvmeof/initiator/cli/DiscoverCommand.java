@@ -44,7 +44,14 @@ final class DiscoverCommand implements Callable<Integer> {
                 m.put("subnqn", e.subnqn());
                 m.put("traddr", e.traddr());
                 m.put("eflags", e.eflags() == 0 ? "none" : "0x" + Integer.toHexString(e.eflags()));
-                m.put("sectype", e.sectypeName());
+                if (e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
+                    m.put("rdma_prtype", e.rdmaPrtypeName());
+                    m.put("rdma_qptype", e.rdmaQptypeName());
+                    m.put("rdma_cms", e.rdmaCmsName());
+                    m.put("rdma_pkey", String.format("0x%04x", e.rdmaPkey()));
+                } else {
+                    m.put("sectype", e.sectypeName());
+                }
                 m.put("cntlid", e.cntlid());
                 m.put("asqsz", e.asqsz());
                 records.add(m);
@@ -68,7 +75,15 @@ final class DiscoverCommand implements Callable<Integer> {
             out.printf("subnqn:  %s%n", e.subnqn());
             out.printf("traddr:  %s%n", e.traddr());
             out.printf("eflags:  %s%n", e.eflags() == 0 ? "none" : "0x" + Integer.toHexString(e.eflags()));
-            out.printf("sectype: %s%n", e.sectypeName());
+            if (e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
+                // nvme-cli prints the RDMA transport-specific address subtype fields instead of SECTYPE (§3.3).
+                out.printf("rdma_prtype: %s%n", e.rdmaPrtypeName());
+                out.printf("rdma_qptype: %s%n", e.rdmaQptypeName());
+                out.printf("rdma_cms:    %s%n", e.rdmaCmsName());
+                out.printf("rdma_pkey: 0x%04x%n", e.rdmaPkey());
+            } else {
+                out.printf("sectype: %s%n", e.sectypeName());
+            }
         }
         out.flush();
         return 0;
