@@ -13,14 +13,30 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  * epoll that is {@code epoll_wait(.., 0)} per turn, for io_uring a look at the completion ring, for NIO
  * {@code selectNow()}; tasks and timers keep running between polls, as in the sleeping mode.
  *
+ * <p>Two things keep a spinning thread from hurting its neighbours, which matters on a small machine:
+ * <ul>
+ *   <li>an idle turn calls {@link Thread#yield()}, so a thread that waits for this one's results (an application
+ *       thread blocked on a completion, a JIT or GC thread) gets the core at once instead of at the next time
+ *       slice; with nothing else runnable the yield returns at once;</li>
+ *   <li>after {@link #IDLE_NANOS} without a single I/O event (default 100 ms, system property
+ *       {@code io.nvmeof.tcp.busyPollIdleMillis}) the loop sleeps as in the default mode, until the next event or
+ *       task, and then spins again. A loop whose last connection closed therefore stops spinning.</li>
+ * </ul>
+ *
  * <p>Why not Netty's {@code SelectStrategy.BUSY_WAIT}: {@code EpollIoHandler} then spins inside native code until a
  * file descriptor is ready and, because it never arms its wake-up, a task posted from another thread (a host submit,
  * a shutdown) waits for the next network event. Polling from Java costs one syscall per idle turn but sees tasks at
  * once.
  */
 final class BusyPollIoHandler implements IoHandler {
+    static final long IDLE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+            Long.getLong("io.nvmeof.tcp.busyPollIdleMillis", 100));
+
     private final IoHandler delegate;
     private final NonBlocking context = new NonBlocking();
+    /** nanoTime of the last turn with I/O events. */
+    private long lastEvent = System.nanoTime();
+    private boolean sleeping;
 
     private BusyPollIoHandler(IoHandler delegate) {
         this.delegate = delegate;
@@ -47,12 +63,29 @@ final class BusyPollIoHandler implements IoHandler {
 
     @Override
     public int run(IoHandlerContext outer) {
+        if (sleeping) {
+            int n = delegate.run(outer); // may block, as in the default mode
+            if (n > 0) {
+                sleeping = false;
+                lastEvent = System.nanoTime();
+            }
+            return n;
+        }
         context.outer = outer;
         int n = delegate.run(context);
-        if (n == 0) {
-            Thread.onSpinWait();
+        if (n > 0) {
+            lastEvent = System.nanoTime();
+        } else if (System.nanoTime() - lastEvent > IDLE_NANOS) {
+            sleeping = true;
+        } else {
+            Thread.yield();
         }
         return n;
+    }
+
+    /** Whether the loop has fallen back to sleeping after an idle spell (tests). */
+    boolean sleeping() {
+        return sleeping;
     }
 
     @Override
