@@ -555,7 +555,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         long kind = wc.wrId & (3L << 62);
         int index = (int) (wc.wrId & 0xFFFF);
         if (!wc.ok()) {
-            if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR && (closeRequested || disconnected)) {
+            if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR) {
+                // Flushed: the QP is in ERROR. With no error completion of ours before it, the controller
+                // disconnected and the flush overtook the CM's disconnect event: report that, not a work error.
+                disconnected = true;
                 return;
             }
             fault(new IOException("RDMA queue " + qid + " to " + peer + ": work completion error " + wc.status + " on "

@@ -233,7 +233,10 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         long kind = id & (3L << 62);
         int slot = (int) (id & 0xFFFF);
         if (!wc.ok()) {
-            if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR && (disconnected || closeRequested)) {
+            if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR) {
+                // Flushed: the QP is in ERROR. With no error completion of ours before it, the host disconnected and
+                // the flush overtook the CM's disconnect event (both providers may order them so): not a fault.
+                disconnected = true;
                 return;
             }
             fault(new IOException("RDMA queue " + qid + " from " + conn.remoteAddress() + ": work completion error "
