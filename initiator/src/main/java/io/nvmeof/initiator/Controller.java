@@ -929,6 +929,34 @@ public final class Controller implements AutoCloseable {
         listeners.remove(listener);
     }
 
+    /**
+     * A direct, little-endian buffer of {@code size} bytes for I/O data, from the transport. Over NVMe/RDMA it is
+     * memory registered with the RNIC: commands on any of this controller's queues whose buffer is this one, or a
+     * slice or duplicate of it, move their data <b>with no copy on the host</b> (the controller reads and writes it
+     * by RDMA); any other buffer costs one copy on the host there. Writes small enough to go in the capsule (IOCCSZ)
+     * are copied into the capsule either way. Over NVMe/TCP it is a plain direct buffer. Registration is slow:
+     * allocate once and reuse. Valid while the controller is open; after {@link #close()} the memory stays usable as
+     * an ordinary buffer.
+     *
+     * @throws NvmeTransportException if the controller is closed or the transport cannot register the memory
+     */
+    public ByteBuffer allocateBuffer(int size) throws NvmeException {
+        if (size <= 0) {
+            throw new IllegalArgumentException("size must be positive: " + size);
+        }
+        CommandQueue a = admin;
+        if (closed.get() || a == null) {
+            throw new NvmeTransportException("the controller is closed");
+        }
+        try {
+            return a.transport.allocateBuffer(size);
+        } catch (IOException e) {
+            throw new NvmeTransportException("cannot allocate a " + size + "-byte I/O buffer: " + e.getMessage(), e);
+        } catch (IllegalStateException e) {
+            throw new NvmeTransportException("cannot allocate an I/O buffer: " + e.getMessage(), e);
+        }
+    }
+
     /** The I/O queue for the calling thread: by thread ID, so one thread always uses one queue. */
     CommandQueue ioQueue() {
         CommandQueue[] qs = ioQueues;

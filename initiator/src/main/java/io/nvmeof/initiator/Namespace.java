@@ -152,6 +152,17 @@ public final class Namespace {
         return (int) Math.max(1, Math.min(MAX_NLB, bytes / blockSize()));
     }
 
+    /**
+     * A buffer for {@code blocks} blocks of I/O data: {@link Controller#allocateBuffer} (over NVMe/RDMA, commands
+     * using it or slices of it move their data with no copy on the host).
+     */
+    public ByteBuffer allocateBuffer(int blocks) throws NvmeException {
+        if (blocks <= 0 || (long) blocks * blockSize() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("blocks must be 1.." + Integer.MAX_VALUE / blockSize() + ": " + blocks);
+        }
+        return controller.allocateBuffer(blocks * blockSize());
+    }
+
     /** A byte-addressed view of this namespace. */
     public BlockDevice blockDevice() {
         BlockDevice d = blockDevice;

@@ -108,7 +108,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
     private final java.util.function.BooleanSupplier hasWork = this::hasWork;
-    private volatile UserBuffer[] userBuffers = new UserBuffer[0];
+    private final MemoryRegion[] userRegionOut = new MemoryRegion[1];
     private volatile int maxInCapsuleData;
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -121,9 +121,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private Thread thread;
     private long copiedBytes;
     private long directBytes;
-
-    /** A caller buffer registered by {@link #allocateBuffer}. */
-    private record UserBuffer(ByteBuffer buffer, MemoryRegion region) { }
 
     private RdmaHostQueue(HostQueueOptions options) {
         this.qid = options.qid();
@@ -222,11 +219,13 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     // Zero-copy buffers
 
     /**
-     * A direct, little-endian buffer of {@code size} bytes registered on this queue for remote access: a command whose
-     * {@code dataBuffer()} is this very object moves its data straight between it and the controller (no copy on the
-     * host). Registration is slow: allocate once and reuse. Valid until {@link #freeBuffer} or the queue closes. Any
-     * thread.
+     * A direct, little-endian buffer of {@code size} bytes registered for remote access in this queue's protection
+     * domain: a command on <em>any</em> host queue of this process in the same protection domain whose
+     * {@code dataBuffer()} is this buffer, or a slice or duplicate of it, moves its data straight between it and the
+     * controller (no copy on the host), except host→controller data small enough to go in the capsule. Registration is
+     * slow: allocate once and reuse. Valid until {@link #freeBuffer} or this queue closes. Any thread.
      */
+    @Override
     public ByteBuffer allocateBuffer(int size) throws IOException {
         if (size <= 0) {
             throw new IllegalArgumentException("size must be positive: " + size);
@@ -237,41 +236,22 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         MemoryRegion mr = pd.register(pd.allocate(size), ProtectionDomain.ACCESS_LOCAL_WRITE
                 | ProtectionDomain.ACCESS_REMOTE_READ | ProtectionDomain.ACCESS_REMOTE_WRITE);
         ByteBuffer b = mr.buffer().order(ByteOrder.LITTLE_ENDIAN);
-        synchronized (this) {
-            UserBuffer[] old = userBuffers;
-            UserBuffer[] next = java.util.Arrays.copyOf(old, old.length + 1);
-            next[old.length] = new UserBuffer(b, mr);
-            userBuffers = next;
+        HostBuffers.add(new HostBuffers.Entry(b, HostBuffers.address(b), size, mr, pd, this));
+        if (terminated) { // closed meanwhile: terminate() may have missed it
+            HostBuffers.removeAll(this);
+            throw new IllegalStateException("queue " + qid + " is closed");
         }
         return b;
     }
 
     /** Deregisters a buffer from {@link #allocateBuffer}; no command in flight may use it. */
-    public synchronized void freeBuffer(ByteBuffer buffer) {
-        UserBuffer[] old = userBuffers;
-        for (int i = 0; i < old.length; i++) {
-            if (old[i].buffer == buffer) {
-                UserBuffer[] next = new UserBuffer[old.length - 1];
-                System.arraycopy(old, 0, next, 0, i);
-                System.arraycopy(old, i + 1, next, i, old.length - i - 1);
-                userBuffers = next;
-                old[i].region.close();
-                return;
-            }
+    public void freeBuffer(ByteBuffer buffer) {
+        if (!HostBuffers.remove(buffer, this)) {
+            throw new IllegalArgumentException("not a buffer of this queue");
         }
-        throw new IllegalArgumentException("not a buffer of this queue");
     }
 
-    private MemoryRegion userRegion(ByteBuffer b) {
-        for (UserBuffer u : userBuffers) {
-            if (u.buffer == b) {
-                return u.region;
-            }
-        }
-        return null;
-    }
-
-    /** Data bytes copied through the pool (callers' own buffers), and moved straight from/to registered ones. */
+    /** Data bytes copied through the pool or into the capsule, and moved straight from/to registered ones. */
     long copiedBytes() {
         return copiedBytes;
     }
@@ -512,13 +492,17 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
             inCapsule = length;
             copiedBytes += length;
+            HostBuffers.IN_CAPSULE.add(length);
         } else {
             ByteBuffer data = command.dataBuffer();
-            MemoryRegion user = userRegion(data);
-            if (user != null) {
-                sgl.setKeyed(SglDescriptor.ID_KEYED, user.address() + command.dataOffset(), length, user.rkey());
+            long remote = HostBuffers.find(data, command.dataOffset(), length, pd, userRegionOut);
+            if (remote >= 0) {
+                MemoryRegion user = userRegionOut[0];
+                userRegionOut[0] = null;
+                sgl.setKeyed(SglDescriptor.ID_KEYED, remote, length, user.rkey());
                 offeredKey[cid] = user.rkey();
                 directBytes += length;
+                HostBuffers.ZERO_COPY.add(length);
             } else {
                 RegisteredBufferPool.Buffer b;
                 try {
@@ -534,6 +518,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                 sgl.setKeyed(SglDescriptor.ID_KEYED, b.address(0), length, b.region.rkey());
                 offeredKey[cid] = b.region.rkey();
                 copiedBytes += length;
+                HostBuffers.COPIED.add(length);
             }
         }
         inFlight[cid] = command;
@@ -652,9 +637,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         }
         tasks.clear();
         freeRegions();
-        for (UserBuffer u : userBuffers) {
-            u.region.close();
-        }
+        HostBuffers.removeAll(this);
         done.countDown();
         callListener();
     }

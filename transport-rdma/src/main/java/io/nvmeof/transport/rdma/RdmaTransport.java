@@ -138,6 +138,34 @@ public final class RdmaTransport implements Transport {
         return RdmaHostQueue.connect(provider(options.ioMode()), options);
     }
 
+    /**
+     * Host data bytes copied through the host queues' registered pool since this process started: the one copy a
+     * caller's own buffer costs (buffers from {@code allocateBuffer} cost none). All host queues of this process.
+     */
+    public static long hostCopiedBytes() {
+        return HostBuffers.COPIED.sum();
+    }
+
+    /** Host data bytes moved straight between buffers from {@code allocateBuffer} and the controller (no copy). */
+    public static long hostZeroCopyBytes() {
+        return HostBuffers.ZERO_COPY.sum();
+    }
+
+    /** Host→controller data bytes sent in the capsule (at most the in-capsule size per command, I/O queues only). */
+    public static long hostInCapsuleBytes() {
+        return HostBuffers.IN_CAPSULE.sum();
+    }
+
+    /** What results over the provider {@code ioMode} selects are labelled with, e.g. "software RNIC (emulated)". */
+    public String providerDescription(IoMode ioMode) throws IOException {
+        return provider(ioMode).description();
+    }
+
+    /** Whether the provider {@code ioMode} selects is emulated (the software RNIC). */
+    public boolean providerEmulated(IoMode ioMode) throws IOException {
+        return provider(ioMode).isEmulated();
+    }
+
     @Override
     public String toString() {
         return "NVMe/RDMA transport" + (fixed != null ? " over " + fixed.description() : "");
