@@ -2,6 +2,8 @@ package io.nvmeof.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
 
+import java.lang.reflect.Field;
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
@@ -9,20 +11,95 @@ import java.util.zip.CRC32C;
  * CRC32C for NVMe/TCP header and data digests (protocol reference §5.8): Castagnoli, initial value and final XOR
  * 0xFFFFFFFF, which is exactly {@link CRC32C#getValue()}. The digest goes on the wire as a little-endian u32.
  *
- * <p>Allocation-free for heap buffers and for single-component direct buffers (through
- * {@link ByteBuf#internalNioBuffer}); a composite direct buffer costs one {@code ByteBuffer[]}.
+ * <p>Allocation-free for heap buffers, and for direct buffers with a memory address when the caller passes its
+ * {@link View} (one per connection, re-pointed at the bytes for each call). Without a view, a single-component
+ * direct buffer goes through {@link ByteBuf#internalNioBuffer}, which a recycled pooled buffer creates anew once per
+ * buffer instance; a composite direct buffer costs one {@code ByteBuffer[]}.
  */
 public final class Crc32c {
     private Crc32c() {
     }
 
+    /**
+     * One reusable direct {@link ByteBuffer} that is re-pointed (address and capacity, through {@code sun.misc.Unsafe},
+     * as Netty itself reads them) at any native memory region, so that {@link CRC32C#update(ByteBuffer)} reads it
+     * with no NIO view allocated per buffer. Not thread-safe: one per connection, used on its event loop only, and
+     * only for the duration of one CRC update. Where Unsafe is unavailable, {@link #at} returns null and callers fall
+     * back to Netty's NIO views.
+     */
+    public static final class View {
+        private static final sun.misc.Unsafe UNSAFE;
+        private static final long ADDRESS;
+        private static final long CAPACITY;
+
+        static {
+            sun.misc.Unsafe u = null;
+            long a = -1;
+            long c = -1;
+            try {
+                Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
+                f.setAccessible(true);
+                u = (sun.misc.Unsafe) f.get(null);
+                a = u.objectFieldOffset(Buffer.class.getDeclaredField("address"));
+                c = u.objectFieldOffset(Buffer.class.getDeclaredField("capacity"));
+                // Self-check: a re-pointed view must read the memory it is pointed at.
+                ByteBuffer src = ByteBuffer.allocateDirect(8);
+                src.put(0, (byte) 0x5A);
+                ByteBuffer probe = ByteBuffer.allocateDirect(1).duplicate();
+                u.putLong(probe, a, u.getLong(src, a));
+                u.putInt(probe, c, 8);
+                probe.clear();
+                if (probe.get(0) != 0x5A || probe.capacity() != 8) {
+                    u = null;
+                }
+            } catch (Throwable e) {
+                u = null;
+            }
+            UNSAFE = u;
+            ADDRESS = a;
+            CAPACITY = c;
+        }
+
+        /** A duplicate owns no memory and no cleaner: pointing it elsewhere frees nothing. */
+        private final ByteBuffer view = UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate();
+
+        /** True when {@link #at} works on this JVM. */
+        public static boolean supported() {
+            return UNSAFE != null;
+        }
+
+        /** The view over native memory [address, address + length), position 0 and limit length; null if unsupported. */
+        public ByteBuffer at(long address, int length) {
+            ByteBuffer v = view;
+            if (v == null) {
+                return null;
+            }
+            UNSAFE.putLong(v, ADDRESS, address);
+            UNSAFE.putInt(v, CAPACITY, length);
+            v.clear();
+            return v;
+        }
+    }
+
     /** Feeds {@code length} bytes of {@code buf} from absolute index {@code index} into {@code crc}. */
     public static void update(CRC32C crc, ByteBuf buf, int index, int length) {
+        update(crc, null, buf, index, length);
+    }
+
+    /**
+     * As {@link #update(CRC32C, ByteBuf, int, int)}; a direct {@code buf} with a memory address is read through
+     * {@code view} (may be null), which allocates nothing.
+     */
+    public static void update(CRC32C crc, View view, ByteBuf buf, int index, int length) {
         if (length == 0) {
             return;
         }
+        ByteBuffer direct;
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else if (view != null && buf.hasMemoryAddress()
+                && (direct = view.at(buf.memoryAddress() + index, length)) != null) {
+            crc.update(direct);
         } else if (buf.nioBufferCount() == 1) {
             // internalNioBuffer: a cached view with position/limit set for us; the CRC moves its position only.
             crc.update(buf.internalNioBuffer(index, length));
@@ -54,8 +131,13 @@ public final class Crc32c {
 
     /** The CRC32C of {@code length} bytes of {@code buf} from absolute index {@code index}, as the wire u32. */
     public static int compute(CRC32C crc, ByteBuf buf, int index, int length) {
+        return compute(crc, null, buf, index, length);
+    }
+
+    /** As {@link #compute(CRC32C, ByteBuf, int, int)}, reading direct memory through {@code view} (may be null). */
+    public static int compute(CRC32C crc, View view, ByteBuf buf, int index, int length) {
         crc.reset();
-        update(crc, buf, index, length);
+        update(crc, view, buf, index, length);
         return (int) crc.getValue();
     }
 }

@@ -88,6 +88,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     private final NvmeTcpPduDecoder decoder;
     private final CompletableFuture<Void> ready = new CompletableFuture<>();
     private final CRC32C crc = new CRC32C();
+    /** Reads the caller's direct data for the data digest without a per-buffer NIO view. */
+    private final Crc32c.View crcView = new Crc32c.View();
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable drainTask = this::drain;
     private final Runnable flushTask = this::flushNow;
@@ -667,7 +669,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         if (b.hasArray()) {
             crc.update(b.array(), b.arrayOffset() + r.offset + at, len);
         } else {
-            crc.update(r.view(r.offset + at, len));
+            ByteBuffer v = r.address != 0L ? crcView.at(r.address + r.offset + at, len) : null;
+            crc.update(v != null ? v : r.view(r.offset + at, len));
         }
         return (int) crc.getValue();
     }

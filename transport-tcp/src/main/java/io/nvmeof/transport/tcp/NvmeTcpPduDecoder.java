@@ -89,6 +89,8 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private final int maxDataPerPdu;
     private final int termReqType;
     private final CRC32C crc = new CRC32C();
+    /** Reads the cumulation's memory for the data digest without a per-buffer NIO view. */
+    private final Crc32c.View crcView = new Crc32c.View();
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();
 
@@ -389,7 +391,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         boolean digestOk = true;
         if (ddgst != 0 && dataLength > 0) {
             int received = in.getIntLE(start + plen - DIGEST_LENGTH);
-            digestOk = received == Crc32c.compute(crc, in, start + dataIndex, dataLength);
+            digestOk = received == Crc32c.compute(crc, crcView, in, start + dataIndex, dataLength);
         }
         if (type == TYPE_IC_REQ || type == TYPE_IC_RESP) {
             initialized = true;

@@ -76,6 +76,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final QueueAcceptor acceptor;
     private final NvmeTcpPduDecoder decoder;
     private final CRC32C crc = new CRC32C();
+    /** Reads segment memory for the data digest without a per-source NIO view. */
+    private final Crc32c.View crcView = new Crc32c.View();
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable flushTask = this::flushNow;
 
@@ -501,7 +503,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 SegmentByteBuf s = r.segments[i];
                 r.segments[i] = null;
                 if (dataDigest) {
-                    Crc32c.update(crc, s, 0, s.capacity());
+                    Crc32c.update(crc, crcView, s, 0, s.capacity());
                 }
                 ctx.write(s, ctx.voidPromise()); // Netty owns it now; its release runs the DataRelease
             }

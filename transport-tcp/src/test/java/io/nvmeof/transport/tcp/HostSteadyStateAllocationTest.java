@@ -28,7 +28,8 @@ class HostSteadyStateAllocationTest {
         Thread t = new FastThreadLocalThread(() -> {
             try {
                 assertTrue(measure(false, false) < 32);
-                assertTrue(measure(true, true) < 128);
+                // Digests read direct memory through Crc32c.View: no NIO view per received buffer (was ~37 B).
+                assertTrue(measure(true, true) < 32);
             } catch (Throwable e) {
                 failure[0] = e;
             }
