@@ -29,10 +29,11 @@ import java.util.concurrent.Callable;
         description = {"Run the same workloads over several setups (transports and their options) and print them side "
                 + "by side: IOPS, p50/p99 completion latency, CPU microseconds per I/O on the initiator and the target.",
                 "",
-                "With no options: 4k randread at iodepth 1 and 32 and 128k read at iodepth 8, over tcp and tcp-digest, "
-                        + "2 s ramp + 5 s each: about a minute.",
-                "Setups: " + "tcp, tcp-io_uring, tcp-digest, and each with -hipri (busy polling). A setup that cannot "
-                        + "run here is shown as 'unavailable: <reason>'."})
+                "With no options: 4k randread at iodepth 1 and 32 and 128k read at iodepth 8, over tcp, tcp-digest "
+                        + "and rdma, 2 s ramp + 5 s each: a little over a minute.",
+                "Setups: " + "tcp, tcp-io_uring, tcp-digest, rdma, and each with -hipri (busy polling). rdma runs "
+                        + "over DiSNI when this machine has an RDMA device, else over the software RNIC, labelled "
+                        + "EMULATED. A setup that cannot run here is shown as 'unavailable: <reason>'."})
 public final class CompareCommand implements Callable<Integer> {
     @ParentCommand
     PerfCli parent;
@@ -42,7 +43,7 @@ public final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--setups", paramLabel = "LIST", description = "Comma-separated setups, or 'all' (default "
             + "${DEFAULT-VALUE}).")
-    String setups = "tcp,tcp-digest";
+    String setups = "tcp,tcp-digest,rdma";
 
     @Option(names = "--rw", paramLabel = "LIST", description = "Patterns to sweep, e.g. randread,randwrite.")
     String rw;
@@ -155,6 +156,9 @@ public final class CompareCommand implements Callable<Integer> {
             List<Cell> list = new ArrayList<>();
             cells.put(s.name(), list);
             String reason = s.unavailableReason(embedded);
+            if (reason == null && !embedded) {
+                reason = PerfCli.transportMismatch(s, common.target);
+            }
             EmbeddedTarget t = null;
             try {
                 String uri = common.target;
@@ -219,6 +223,13 @@ public final class CompareCommand implements Callable<Integer> {
             h1.append(" | ").append(pad(s.name() + (s.emulated() ? " (EMULATED)" : ""), groupW));
             h2.append(" | ").append(String.format(groupFmt, "IOPS", "p50 us", "p99 us", "CPU ini", "tgt"));
         }
+        sb.append("setups: ");
+        for (int i = 0; i < c.setups.size(); i++) {
+            Setup s = c.setups.get(i);
+            sb.append(i == 0 ? "" : "; ").append(s.name()).append(" = ").append(s.description())
+                    .append(s.emulated() && !s.description().contains("emulated") ? " (emulated)" : "");
+        }
+        sb.append("\n\n");
         sb.append(h1.toString().stripTrailing()).append('\n').append(h2).append('\n');
         sb.append("-".repeat(h2.length())).append('\n');
         for (int i = 0; i < c.points.size(); i++) {

@@ -89,7 +89,7 @@ final class Job implements IoCallback, Runnable {
         }
     }
 
-    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed) {
+    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed) throws io.nvmeof.initiator.NvmeException {
         this.index = index;
         this.name = w.name();
         this.w = w;
@@ -102,7 +102,8 @@ final class Job implements IoCallback, Runnable {
         int depth = w.iodepth();
         this.io = new Unit[depth];
         this.free = new int[depth];
-        ByteBuffer all = ByteBuffer.allocateDirect(depth * w.bs() + 4096).order(ByteOrder.LITTLE_ENDIAN);
+        // From the controller: over NVMe/RDMA registered memory, so every unit (a slice) moves with no host copy.
+        ByteBuffer all = ns.controller().allocateBuffer(depth * w.bs() + 4096).order(ByteOrder.LITTLE_ENDIAN);
         long addrPad = 0; // alignment is not needed by the transport; keep buffers contiguous
         for (int i = 0; i < depth; i++) {
             ByteBuffer b = all.slice((int) addrPad + i * w.bs(), w.bs()).order(ByteOrder.LITTLE_ENDIAN);

@@ -55,8 +55,8 @@ public final class PerfCli implements Callable<Integer> {
     String verify;
 
     @Option(names = "--setup", paramLabel = "NAME", description = "How to reach the target: tcp (default), "
-            + "tcp-io_uring, tcp-digest, or any of them with -hipri.")
-    String setup = "tcp";
+            + "tcp-io_uring, tcp-digest, rdma (the default for an nvme+rdma:// --target), or any of them with -hipri.")
+    String setup;
 
     PrintStream out = System.out;
     PrintStream err = System.err;
@@ -112,7 +112,8 @@ public final class PerfCli implements Callable<Integer> {
     public Integer call() throws Exception {
         boolean doVerify = verifyFlag(verify);
         Workload w = common.workload(rw, bs, iodepth, "10", doVerify ? "0" : "2", doVerify);
-        Setup s = Setup.named(setup);
+        Setup s = Setup.named(setup != null ? setup : common.target != null
+                && common.target.toLowerCase(java.util.Locale.ROOT).startsWith("nvme+rdma:") ? "rdma" : "tcp");
         if (WorkloadOptions.flag("hipri", common.hipri) && !s.hipri()) {
             s = s.withHipri();
         }
@@ -125,6 +126,10 @@ public final class PerfCli implements Callable<Integer> {
         }
         if (!embedded) {
             io.nvmeof.initiator.NvmeUri.parse(common.target); // a malformed URI is a bad option (exit 2)
+            String mismatch = transportMismatch(s, common.target);
+            if (mismatch != null) {
+                throw new IllegalArgumentException("invalid value '" + s.name() + "' for --setup: " + mismatch);
+            }
         }
         Machine machine = Machine.here();
         Consumer<String> progress = liveProgress(w, err);
@@ -159,6 +164,13 @@ public final class PerfCli implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    /** Why {@code setup} cannot reach {@code targetUri} (its scheme names another transport), or null. */
+    static String transportMismatch(Setup setup, String targetUri) {
+        String t = io.nvmeof.initiator.NvmeUri.parse(targetUri).transport();
+        return t.equals(setup.transport()) ? null
+                : "it uses " + setup.transport() + " and the target is nvme+" + t + "://";
     }
 
     static void write(String file, String text, PrintStream out) throws IOException {

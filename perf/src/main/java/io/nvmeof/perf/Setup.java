@@ -15,8 +15,8 @@ import java.util.Map;
  * A way of reaching the target that {@code compare} puts side by side: a transport plus initiator URI options and
  * flags for the target daemon we start. Adding a transport is one entry in {@link #BASE}.
  *
- * @param name        as typed on the command line: tcp, tcp-io_uring, tcp-digest, (later) rdma; "-hipri" variants add
- *                    busy polling
+ * @param name        as typed on the command line: tcp, tcp-io_uring, tcp-digest, rdma; "-hipri" variants add busy
+ *                    polling
  * @param transport   URI scheme suffix and target listen scheme: tcp, rdma
  * @param description for tables and the HTML report
  * @param uriOptions  initiator URI options this setup needs (the setup is unavailable if the initiator lacks them)
@@ -24,20 +24,42 @@ import java.util.Map;
  *                    remote --target, which is configured by whoever runs it)
  * @param preferredUriOptions  applied only when the initiator supports them (e.g. engine=epoll pins the default)
  * @param preferredTargetArgs  applied only when our daemon supports them
- * @param emulated    the transport is emulated in software (e.g. RDMA over soft-RoCE): labelled in every output
+ * @param emulated    the transport is emulated in software (NVMe/RDMA over the software RNIC): labelled in every
+ *                    output
  */
 public record Setup(String name, String transport, String description, Map<String, String> uriOptions,
                     List<String> targetArgs, Map<String, String> preferredUriOptions, List<String> preferredTargetArgs,
                     boolean emulated) {
 
-    /** The setups, in display order. NVMe/RDMA joins with one entry: {@code base("rdma", "rdma", "NVMe/RDMA", ...)}. */
+    /** The setups, in display order. */
     static final List<Setup> BASE = List.of(
             base("tcp", "tcp", "NVMe/TCP, epoll", Map.of(), List.of(),
                     Map.of("engine", "epoll"), List.of("--io-engine", "epoll")),
             base("tcp-io_uring", "tcp", "NVMe/TCP, io_uring", Map.of("engine", "io_uring"),
                     List.of("--io-engine", "io_uring"), Map.of(), List.of()),
             base("tcp-digest", "tcp", "NVMe/TCP, epoll, header+data digests (CRC32C)",
-                    Map.of("digest", "header,data"), List.of(), Map.of("engine", "epoll"), List.of("--io-engine", "epoll")));
+                    Map.of("digest", "header,data"), List.of(), Map.of("engine", "epoll"), List.of("--io-engine", "epoll")),
+            rdma());
+
+    /**
+     * NVMe/RDMA over the provider this machine has: DiSNI on a real RNIC or Soft-RoCE, else the software RNIC. The
+     * description names it with the provider's own label ("DiSNI on rxe0", "software RNIC (emulated)"), and a
+     * software RNIC makes the setup {@code emulated}. The target process chooses its provider the same way (auto,
+     * or {@code -Dnvmeof.rdma.provider}), so both sides use the same one.
+     */
+    static Setup rdma() {
+        String provider;
+        boolean emulated;
+        try {
+            io.nvmeof.transport.rdma.RdmaTransport t = new io.nvmeof.transport.rdma.RdmaTransport();
+            provider = t.providerDescription(io.nvmeof.core.spi.IoMode.DEFAULT);
+            emulated = t.providerEmulated(io.nvmeof.core.spi.IoMode.DEFAULT);
+        } catch (java.io.IOException | RuntimeException | LinkageError e) {
+            provider = "no RDMA provider available";
+            emulated = false;
+        }
+        return new Setup("rdma", "rdma", "NVMe/RDMA, " + provider, Map.of(), List.of(), Map.of(), List.of(), emulated);
+    }
 
     private static Setup base(String name, String transport, String description, Map<String, String> uri,
                               List<String> target, Map<String, String> prefUri, List<String> prefTarget) {
