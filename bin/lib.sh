@@ -19,9 +19,15 @@ nvmeof_ensure_built() {
 }
 
 # JVM options: namespace RAM is off-heap (direct memory), so allow up to the machine's memory; the heap stays small.
-# DiSNI (the NVMe/RDMA verbs provider on real RNICs) needs sun.nio.ch exported.
+# DiSNI (the NVMe/RDMA verbs provider on real RNICs) needs sun.nio.ch exported. Netty's leak detector is off: even
+# its default sampling costs work (and garbage) on the I/O path; the tests keep it paranoid (root pom test.jvm.args).
 nvmeof_jvm_opts() {
   local kib
   kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo 2>/dev/null || echo 4194304)
-  echo "-Xms256m -Xmx1g -XX:MaxDirectMemorySize=${kib}k -XX:+UseG1GC --add-exports java.base/sun.nio.ch=ALL-UNNAMED"
+  echo "-Xms256m -Xmx1g -XX:MaxDirectMemorySize=${kib}k -XX:+UseG1GC --add-exports java.base/sun.nio.ch=ALL-UNNAMED $(nvmeof_netty_opts)"
+}
+
+# Netty options for every launcher, also those with their own heap settings.
+nvmeof_netty_opts() {
+  echo "-Dio.netty.leakDetection.level=disabled"
 }

@@ -13,8 +13,9 @@
 #        qd32 4k randread, digests (header+data CRC32C)                     goal: >= 0.6 x without
 #        qd8  128k read, digests                                            goal: >= 0.6 x without
 #        qd32 4k randwrite                                                   (reported)
-#      with GC logging on both JVMs (JAVA_TOOL_OPTIONS reaches the target JVM the tool starts), and counts the
-#      young collections whose time falls in each run's measured window            goal: 0
+#      with GC logging on both JVMs (NVMEOF_JAVA_OPTS for this tool's JVM, NVMEOF_TARGET_JAVA_OPTS for the target JVM
+#      it starts; both also get -Dio.netty.leakDetection.level=disabled from the launcher), and counts the young
+#      collections whose time falls in each run's measured window                    goal: 0
 #   3. prints a Markdown table (also written to OUTDIR/results.md).
 #
 # Knobs (environment): RUNTIME (s, default 10), RAMP (s, default 3), FLOOR_SECONDS (default 5), SETUP (default tcp),
@@ -49,7 +50,8 @@ run() {
   local gcdir="$OUT/gc-$name"
   mkdir -p "$gcdir"
   # %p: one log per JVM (this tool's and the target's). 'time' decorations give wall-clock times for the window.
-  JAVA_TOOL_OPTIONS="-Xlog:gc:file=$gcdir/gc-%p.log:time,uptime,pid ${JAVA_TOOL_OPTIONS:-}" \
+  local gclog="-Xlog:gc:file=$gcdir/gc-%p.log:time,uptime,pid"
+  NVMEOF_JAVA_OPTS="$gclog ${NVMEOF_JAVA_OPTS:-}" NVMEOF_TARGET_JAVA_OPTS="$gclog ${NVMEOF_TARGET_JAVA_OPTS:-}" \
     "$PERF" --runtime="$RUNTIME" --ramp_time="$RAMP" --output-format=json --output="$OUT/$name.json" "$@" \
     2> "$OUT/$name.stderr" || { echo "measure.sh: $name failed, see $OUT/$name.stderr" >&2; return 0; }
 }

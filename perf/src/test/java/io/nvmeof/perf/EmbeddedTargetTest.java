@@ -34,6 +34,13 @@ class EmbeddedTargetTest {
     }
 
     @Test
+    void targetJvmGetsLeakDetectionAndExtraOptions() {
+        List<String> o = EmbeddedTarget.jvmOptions(" -Xlog:gc:file=/tmp/x.log  -Dfoo=1 ");
+        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Xlog:gc:file=/tmp/x.log", "-Dfoo=1"), o);
+        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled"), EmbeddedTarget.jvmOptions(null));
+    }
+
+    @Test
     void defaultRunUsesItAndLeavesNoProcess() throws Exception {
         assertEquals(List.of(), targetProcesses());
         Cli r = Cli.run("--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=500ms", "--ramp_time=200ms",
