@@ -15,6 +15,7 @@ import java.util.regex.Pattern;
 /**
  * Our RAM-backed target in a <em>separate</em> process (so its CPU is its own): {@code java -cp <this class path>
  * io.nvmeof.target.daemon.TargetDaemon --listen tcp://127.0.0.1:0 ...}; the port comes from its "listening on" line.
+ * The target of the {@code rdma} setup listens on rdma://127.0.0.1:0 and picks its provider as this process does.
  * {@link #close()} stops it with SIGTERM (then SIGKILL after 5 s); a shutdown hook does the same on Ctrl-C, so no
  * target process outlives the tool.
  */
@@ -49,6 +50,16 @@ public final class EmbeddedTarget implements AutoCloseable {
         cmd.add("-XX:MaxDirectMemorySize=" + Math.max(2L << 30, namespaceBytes + (1L << 30)));
         cmd.add("-XX:+UseG1GC");
         cmd.addAll(jvmOptions(System.getenv(TARGET_JAVA_OPTS)));
+        cmd.add("--add-exports"); // DiSNI (NVMe/RDMA on a real RNIC) reaches into sun.nio.ch
+        cmd.add("java.base/sun.nio.ch=ALL-UNNAMED");
+        String provider = System.getProperty("nvmeof.rdma.provider");
+        if (provider != null) { // the target picks the same RDMA provider as this process
+            cmd.add("-Dnvmeof.rdma.provider=" + provider);
+        }
+        String softDir = System.getProperty("nvmeof.softrnic.dir");
+        if (softDir != null) { // the software RNIC's peers must share its directory
+            cmd.add("-Dnvmeof.softrnic.dir=" + softDir);
+        }
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
         cmd.add("io.nvmeof.target.daemon.TargetDaemon");
