@@ -69,7 +69,9 @@ final class CommandSlot implements HostCommand {
 
     /** Clears the SQE and sets FLAGS 0x40 (SGL, required on fabrics, §1.1) and CID; the caller fills the rest. */
     SubmissionQueueEntry prepare() {
-        state = PREPARING;
+        // Release stores (no fence) for the plain state changes of the I/O path: the transport's hand-off (same thread,
+        // or its MPSC queue) and the slot free list's CAS order them; the timer thread only needs them eventually.
+        STATE.lazySet(this, PREPARING);
         sqe.clear();
         sqe.flags(SubmissionQueueEntry.FLAGS_SGL).cid(index);
         return sqe;
@@ -99,7 +101,7 @@ final class CommandSlot implements HostCommand {
         this.dataLength = len;
         this.timeoutNanos = timeout;
         this.deadline = timeout <= 0 ? 0 : System.nanoTime() + timeout;
-        state = IN_FLIGHT;
+        STATE.lazySet(this, IN_FLIGHT);
         try {
             queue.transport.submit(this);
         } catch (RuntimeException e) {
@@ -185,14 +187,21 @@ final class CommandSlot implements HostCommand {
         }
     }
 
-    /** Delivers the outcome and frees the slot. */
+    /**
+     * Frees the slot, then delivers the outcome: a callback may issue its next command at once, even on a queue whose
+     * every other slot is in flight (the transport's CID is already free too, see {@code HostCommand.onResponse}).
+     */
     private void finish(int dw0, int dw1, int status, NvmeException error) {
-        try {
-            deliver(dw0, dw1, status, error);
-        } finally {
-            state = FREE;
-            queue.release(this);
-        }
+        IoCallback cb = callback;
+        Object att = attachment;
+        CompletableFuture<Completion> f = future;
+        callback = null;
+        attachment = null;
+        future = null;
+        data = null;
+        STATE.lazySet(this, FREE);
+        queue.release(this);
+        callBack(cb, att, f, dw0, dw1, status, error);
     }
 
     private void deliver(int dw0, int dw1, int status, NvmeException error) {
@@ -203,6 +212,11 @@ final class CommandSlot implements HostCommand {
         attachment = null;
         future = null;
         data = null;
+        callBack(cb, att, f, dw0, dw1, status, error);
+    }
+
+    private static void callBack(IoCallback cb, Object att, CompletableFuture<Completion> f, int dw0, int dw1, int status,
+                               NvmeException error) {
         try {
             if (f != null) {
                 if (error != null) {

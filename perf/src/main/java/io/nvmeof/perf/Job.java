@@ -15,9 +15,17 @@ import java.util.zip.CRC32C;
 
 /**
  * One fio job: its own thread, its own controller connection with one I/O queue, {@code iodepth} I/O units with
- * preallocated direct buffers. The job thread submits; completions run on the transport's thread, which only stamps
- * the completion time and hands the unit back through a bounded lock-free queue, so the job thread does all the
- * accounting (HdrHistogram, verify) and nothing is allocated per I/O.
+ * preallocated direct buffers. Nothing is allocated per I/O.
+ *
+ * <p>Timed runs without {@code --rate_iops} are <b>completion-driven</b> (SPDK/fio-engine style): the job thread
+ * submits the first {@code iodepth} I/Os, then only waits for the end of the run; each completion callback, on the
+ * queue's own thread, records the I/O into this job's statistics (that thread is their only writer) and issues the
+ * next I/O from there with the allocation-free callback form. No cross-thread hand-off or wake-up per I/O, and with
+ * {@code --hipri} only the two polling loops run. The completion's timestamp is also the next I/O's issue time, so an
+ * I/O costs two {@code System.nanoTime()} calls.
+ *
+ * <p>{@code --verify} and {@code --rate_iops} runs are driven by the job thread: completions only stamp the time and
+ * hand the unit back through a bounded lock-free queue, and the job thread does the accounting and the checks.
  */
 final class Job implements IoCallback, Runnable {
     /** Bytes 0–3 of a verify block: ASCII "NVPV". */
@@ -60,6 +68,14 @@ final class Job implements IoCallback, Runnable {
      * rampEnd), so every I/O counted was issued after the samples were taken.
      */
     volatile long measureStart = Long.MAX_VALUE / 2;
+    /** Completion-driven (see the class comment): timed, no --verify, no --rate_iops. */
+    private final boolean inline;
+    /** Completion-driven mode, owned by the queue's thread once the first I/O is out. */
+    private int inlineInflight;
+    private boolean sampling;
+    private int expectedSamples;
+    /** Completion-driven mode: the last I/O has completed (set on the queue's thread). */
+    private volatile boolean finished;
     // verify
     private final int[] order;
     private int writesIssued;
@@ -99,6 +115,7 @@ final class Job implements IoCallback, Runnable {
         this.regionStart = regionStart;
         this.units = regionBytes / w.bs();
         this.rng = new SplittableRandom(seed);
+        this.inline = !w.verify() && w.rateIops() <= 0;
         int depth = w.iodepth();
         this.io = new Unit[depth];
         this.free = new int[depth];
@@ -150,7 +167,11 @@ final class Job implements IoCallback, Runnable {
     public void completed(Object attachment) {
         Unit u = (Unit) attachment;
         u.tc = System.nanoTime();
-        handBack(u.index);
+        if (inline) {
+            completeInline(u);
+        } else {
+            handBack(u.index);
+        }
     }
 
     @Override
@@ -158,7 +179,56 @@ final class Job implements IoCallback, Runnable {
         Unit u = (Unit) attachment;
         u.tc = System.nanoTime();
         u.error = error;
-        handBack(u.index);
+        if (inline) {
+            completeInline(u);
+        } else {
+            handBack(u.index);
+        }
+    }
+
+    // ---- completion-driven mode: everything below runs on the queue's thread ----
+
+    /** Accounts for {@code u} and reissues it (same buffer) while the run lasts. */
+    private void completeInline(Unit u) {
+        long now = u.tc;
+        if (!sampling && now - measureStart >= 0) {
+            sampling = true;
+            read.startSampling(measureStart, expectedSamples);
+            write.startSampling(measureStart, expectedSamples);
+        }
+        inlineInflight--;
+        account(u);
+        if (now - end < 0 && !stop && failure == null) {
+            boolean isRead = w.readPercent() == 100 || (w.readPercent() > 0 && rng.nextInt(100) < w.readPercent());
+            if (issueInline(u, isRead, nextUnit(isRead), now)) {
+                return;
+            }
+        }
+        if (inlineInflight == 0) {
+            finished = true;
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Issues {@code u} with the non-waiting callback form; false (and a failure) if no slot was free. */
+    private boolean issueInline(Unit u, boolean isRead, long unit, long t0) {
+        u.isRead = isRead;
+        u.unit = unit;
+        u.lba = (regionStart + unit * w.bs()) / blockSize;
+        u.error = null;
+        u.t0 = t0;
+        inlineInflight++;
+        boolean ok = isRead ? ns.tryRead(u.lba, blocksPerIo, u.buf, this, u)
+                : ns.tryWrite(u.lba, blocksPerIo, u.buf, this, u);
+        if (!ok) {
+            inlineInflight--;
+            if (failure == null) {
+                failure = "job " + index + ": no free command slot for the next I/O (queue depth below iodepth)";
+            }
+            return false;
+        }
+        u.t1 = System.nanoTime(); // the completion runs on this thread, so never before this line
+        return true;
     }
 
     /** Bounded MPSC queue: at most iodepth entries are ever in it, the capacity is larger, so it never fills. */
@@ -189,6 +259,8 @@ final class Job implements IoCallback, Runnable {
         try {
             if (w.verify()) {
                 runVerify();
+            } else if (inline) {
+                runInline();
             } else {
                 runTimed();
             }
@@ -198,6 +270,59 @@ final class Job implements IoCallback, Runnable {
             }
             drainAll();
         }
+    }
+
+    /**
+     * The job thread's part of a completion-driven run: the first {@code iodepth} I/Os, then wait for the end and for
+     * the last completion. The first I/Os are chosen before any is submitted: from the first completion on, the
+     * random generator and the cursors belong to the queue's thread.
+     */
+    private void runInline() {
+        expectedSamples = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
+        int depth = io.length;
+        boolean[] firstIsRead = new boolean[depth];
+        long[] firstUnit = new long[depth];
+        for (int i = 0; i < depth; i++) {
+            firstIsRead[i] = w.readPercent() == 100 || (w.readPercent() > 0 && rng.nextInt(100) < w.readPercent());
+            firstUnit[i] = nextUnit(firstIsRead[i]);
+        }
+        freeTop = 0;
+        inlineInflight = depth; // before any submission: completions decrement it on the queue's thread
+        for (int i = 0; i < depth; i++) {
+            Unit u = io[i];
+            u.isRead = firstIsRead[i];
+            u.unit = firstUnit[i];
+            u.lba = (regionStart + u.unit * w.bs()) / blockSize;
+            u.error = null;
+            u.t0 = System.nanoTime();
+            u.t1 = u.t0; // issued before the window (measureStart comes after the ramp's CPU samples): not counted
+            if (u.isRead) {
+                ns.read(u.lba, blocksPerIo, u.buf, this, u);
+            } else {
+                ns.write(u.lba, blocksPerIo, u.buf, this, u);
+            }
+        }
+        // Wait: the callbacks stop issuing at 'end' (or on stop/failure); the last one sets 'finished'.
+        long hardStop = Long.MAX_VALUE;
+        while (!finished) {
+            long now = System.nanoTime();
+            if (hardStop == Long.MAX_VALUE && (stop || failure != null || now - end >= 0)) {
+                hardStop = Math.max(now, end) + 60_000_000_000L;
+            }
+            if (now - hardStop > 0) {
+                if (failure == null) {
+                    failure = "job " + index + ": I/Os still in flight 60 s after the end of the run";
+                }
+                return;
+            }
+            long wait = now - end < 0 ? end - now : 10_000_000L;
+            LockSupport.parkNanos(Math.max(1000, Math.min(wait, 50_000_000L)));
+        }
+        read.tick(end);
+        write.tick(end);
+        long ms = Math.min(measureStart, end);
+        read.runtimeNanos = end - ms;
+        write.runtimeNanos = end - ms;
     }
 
     private void runTimed() {
@@ -348,6 +473,13 @@ final class Job implements IoCallback, Runnable {
 
     private void drainAll() {
         long limit = System.nanoTime() + 60_000_000_000L;
+        if (inline) {
+            stop = true;
+            while (!finished && System.nanoTime() < limit) {
+                LockSupport.parkNanos(1_000_000L);
+            }
+            return;
+        }
         while (inflight > 0 && System.nanoTime() < limit) {
             int i = poll();
             if (i >= 0) {
@@ -362,6 +494,11 @@ final class Job implements IoCallback, Runnable {
     private void complete(Unit u) {
         inflight--;
         free[freeTop++] = u.index;
+        account(u);
+    }
+
+    /** Failure, progress, verify and latency accounting of a completed unit, on whichever thread owns the stats. */
+    private void account(Unit u) {
         if (u.error != null) {
             if (failure == null) {
                 failure = (u.isRead ? "read" : "write") + " of " + blocksPerIo + " block(s) at LBA " + u.lba + " failed: "
