@@ -166,4 +166,46 @@ class RunTest {
         assertTrue(r.err().contains("crc32c mismatch"), r.toString());
         assertTrue(r.out().contains("ERROR: verify failed at LBA " + corrupted.get()), r.toString());
     }
+
+    /** Heap bytes on the transport's host threads (where a completion-driven job now issues and records every I/O). */
+    private static long hostThreadBytes() {
+        com.sun.management.ThreadMXBean mx =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("nvme-tcp-host-")) {
+                sum += mx.getThreadAllocatedBytes(t.getId());
+            }
+        }
+        return sum;
+    }
+
+    @Test
+    void completionDrivenJobKeepsTheMixAndAllocatesNothingPerIo() throws Exception {
+        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+        try {
+            String[] args = {"--target", target.uri(), "--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=8",
+                    "--runtime=1500ms", "--ramp_time=200ms", "--size=16m", "--output-format=json"};
+            assertEquals(0, Cli.run(args).exit()); // warm-up: JIT, pools, the host event loop thread
+            long before = hostThreadBytes();
+            Cli r = Cli.run(args);
+            long bytes = hostThreadBytes() - before;
+            assertEquals(0, r.exit(), r.toString());
+            JsonNode job = new ObjectMapper().readTree(r.out()).get("jobs").get(0);
+            long reads = job.get("read").get("total_ios").asLong();
+            long writes = job.get("write").get("total_ios").asLong();
+            assertTrue(reads > 100 && writes > 30, reads + " reads, " + writes + " writes");
+            double mix = (double) reads / (reads + writes);
+            assertTrue(mix > 0.6 && mix < 0.8, "rwmixread 70: " + mix);
+            // Connect, identify, the CPU log pages and shutdown of the run's controller are on these threads too;
+            // per I/O (ramp included, about 10% more I/Os than counted) they must come to almost nothing.
+            long perIo = bytes / (reads + writes);
+            System.out.println("completion-driven job, QD8 randrw: host threads ~" + perIo + " B per counted I/O ("
+                    + bytes + " B for " + (reads + writes) + " I/Os, connect and teardown included)");
+            assertTrue(perIo < 64, perIo + " B per I/O on the host threads");
+        } finally {
+            io.netty.util.ResourceLeakDetector.setLevel(level);
+        }
+    }
 }
