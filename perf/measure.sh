@@ -68,7 +68,7 @@ if [ "${ENGINE_SETUP_IOURING:-0}" = 1 ]; then
 fi
 
 # 3. the table
-python3 - "$OUT" <<'EOF' | tee "$OUT/results.md"
+RAMP="$RAMP" RUNTIME="$RUNTIME" python3 - "$OUT" <<'EOF' | tee "$OUT/results.md"
 import json, os, re, sys, glob, datetime
 out = sys.argv[1]
 
@@ -91,10 +91,13 @@ def direction(j):
 
 def young_gcs(name, j):
     """Young collections (any JVM of the run) whose wall-clock time lies in the measured window."""
-    end_ms = j.get("timestamp_ms")
+    # timestamp_ms is the run's START (fio's convention, Runner's startMillis); the window ends 20 ms + ramp +
+    # runtime later (Runner: rampEnd = start + 20 ms + ramp, end = rampEnd + runtime) and lasts window_ns.
+    t0_ms = j.get("timestamp_ms")
     window_ns = (j.get("nvmeof") or {}).get("window_ns")
-    if end_ms is None or window_ns is None:
+    if t0_ms is None or window_ns is None:
         return "?"
+    end_ms = t0_ms + 20 + (float(os.environ["RAMP"]) + float(os.environ["RUNTIME"])) * 1000
     start_ms = end_ms - window_ns / 1e6
     n = 0
     for f in glob.glob(os.path.join(out, f"gc-{name}", "gc-*.log")):

@@ -36,8 +36,10 @@ class EmbeddedTargetTest {
     @Test
     void targetJvmGetsLeakDetectionAndExtraOptions() {
         List<String> o = EmbeddedTarget.jvmOptions(" -Xlog:gc:file=/tmp/x.log  -Dfoo=1 ");
-        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Xlog:gc:file=/tmp/x.log", "-Dfoo=1"), o);
-        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled"), EmbeddedTarget.jvmOptions(null));
+        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256",
+                "-Xlog:gc:file=/tmp/x.log", "-Dfoo=1"), o);
+        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256"),
+                EmbeddedTarget.jvmOptions(null));
     }
 
     @Test
