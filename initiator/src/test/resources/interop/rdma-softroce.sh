@@ -37,6 +37,15 @@ counters() { local d=/sys/class/infiniband/rxe0/ports/1/hw_counters
   echo "sent=$(cat $d/sent_pkts 2>/dev/null || echo ?) rcvd=$(cat $d/rcvd_pkts 2>/dev/null || echo ?)"; }
 sent_pkts() { cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts 2>/dev/null || echo 0; }
 
+# The kernel log since a mark: fio's verify or our checks could pass across a silent error recovery (reconnect), so
+# every part also requires that the nvme-rdma host and nvmet-rdma logged no timeout, reset, reconnect or error.
+dmesg_mark() { dmesg | wc -l; }
+dmesg_clean() { # MARK WHAT
+  local bad; bad=$(dmesg | tail -n +$(( $1 + 1 )) | grep -iE "nvme|nvmet|rdma|rxe" \
+      | grep -iE "timeout|timed out|reconnect|reset|recovery|error|fail|bogus|QP event|invalid|abort")
+  [ -z "$bad" ] || { echo "$bad"; fail "$2: the kernel logged the lines above"; }
+  pass "$2: kernel log clean (no timeout, reset, reconnect, error)"
+}
 ns_dev() { local b; b=$(ls /sys/block | grep -E "^nvme[0-9]+n$1\$" | head -1); [ -n "$b" ] && echo "/dev/$b"; }
 ctrl_of() { local d; for d in /sys/class/nvme/nvme*; do [ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$1" ] && { basename "$d"; return 0; }; done; return 1; }
 
@@ -105,6 +114,7 @@ FAILED=""
 # ------------------------------------------------------------------------------------------------ (a)
 part_a() {
   echo "======== (a) our RDMA target daemon <- the Linux kernel host (nvme-rdma)"
+  local mark; mark=$(dmesg_mark)
   start_target a
   modprobe nvme-rdma || fail "modprobe nvme-rdma"
   pass "a: modprobe nvme-rdma"
@@ -151,12 +161,14 @@ part_a() {
   pass "a: nvme disconnect"
   grep -E "connect|disconnect|controller" /tmp/target-a.log | head -12
   stop_target a
-  dmesg | grep -iE "nvme|nvmet|rdma" | tail -12
+  dmesg | tail -n +$((mark + 1)) | grep -iE "nvme|nvmet|rdma"
+  dmesg_clean "$mark" "a"
 }
 
 # ------------------------------------------------------------------------------------------------ (b)
 part_b() {
   echo "======== (b) our initiator over DiSNI -> the kernel's nvmet-rdma target"
+  local mark; mark=$(dmesg_mark)
   modprobe -a nvmet nvmet-rdma || fail "modprobe nvmet-rdma"
   local rd1 rd2
   rd1=$(nvmet-config ramdisk /dev/shm/nvmet-ns1.img 64M) || fail "ramdisk 1"
@@ -183,15 +195,17 @@ part_b() {
     [ -n "$want" ] && [ "$want" = "$got" ] || fail "b: nvmet namespace $n backing file does not hold the pattern the Java host wrote"
   done
   pass "b: the nvmet backing files hold exactly the pattern (sha256 of the first $REGION bytes of both namespaces)"
-  dmesg | grep -iE "nvmet" | tail -8
   nvmet-config clear || fail "nvmet-config clear"
   losetup -d "$rd1" "$rd2"
   pass "b: nvmet cleared"
+  dmesg | tail -n +$((mark + 1)) | grep -iE "nvme|nvmet|rdma"
+  dmesg_clean "$mark" "b"
 }
 
 # ------------------------------------------------------------------------------------------------ (c)
 part_c() {
   echo "======== (c) our initiator (JVM 2) -> our target daemon (JVM 1), both over DiSNI on rxe0"
+  local mark; mark=$(dmesg_mark)
   start_target c
   local s0; s0=$(sent_pkts)
   timeout 300 "${JAVA[@]}" -Xmx384m io.nvmeof.initiator.interop.RdmaGuestCheck c $A 4420 "$OUR_NQN" $REGION \
@@ -205,6 +219,7 @@ part_c() {
   pass "c: traffic went through rxe0 ($d packets sent)"
   grep -E "connect|disconnect|controller" /tmp/target-c.log | head -12
   stop_target c
+  dmesg_clean "$mark" "c"
 }
 
 for p in a b c; do

@@ -26,9 +26,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * Our initiator over real verbs, run <em>inside the peer VM</em> by {@code interop/rdma-softroce.sh} (parts (b) and (c)
  * of {@link RdmaSoftRoceIT}): a plain {@code main}, compiled with the test classes and shared into the guest.
  *
- * <p>{@code RdmaGuestCheck LABEL ADDR PORT NQN REGION_BYTES}: refuses to run unless {@code -Dnvmeof.rdma.provider=disni}
- * is set and the DiSNI provider is available and not emulated (so a fallback to the software RNIC cannot fake a pass),
- * then discovers (an entry for NQN with TRTYPE rdma), connects with 2 I/O queues, and on every namespace of NQN:
+ * <p>{@code RdmaGuestCheck LABEL ADDR PORT NQN REGION_BYTES}: refuses to run unless
+ * {@code -Dnvmeof.rdma.provider=disni} is set and the DiSNI provider is available and not emulated (so a fallback to
+ * the software RNIC cannot fake a pass), then discovers (an entry for NQN with TRTYPE rdma), connects with 2 I/O
+ * queues, and on every namespace of NQN:
  * <ul>
  *   <li>writes a pattern over the first REGION_BYTES from two threads (one per I/O queue, thread IDs of different
  *       parity), each its own half, up to 8 commands in flight, mixed sizes (in-capsule ≤ 4 KiB and keyed, 512 B …
@@ -38,11 +39,11 @@ import java.util.concurrent.atomic.AtomicReference;
  *       every byte with the pattern;</li>
  *   <li>prints {@code INFO: nsN sha256 0+REGION = HEX} (the pattern's digest) so the guest script can compare it with
  *       the kernel target's backing file;</li>
- *   <li>unaligned {@link BlockDevice} writes beyond the region (odd offsets, across block boundaries, read-modify-write)
- *       checked against a byte model of a window read before, so neighbours are untouched.</li>
+ *   <li>unaligned {@link BlockDevice} writes beyond the region (odd offsets, across block boundaries,
+ *       read-modify-write) checked against a byte model of a window read before, so neighbours are untouched.</li>
  * </ul>
- * Prints {@code PASS: LABEL ...} per step, {@code FAIL: LABEL ...} on the first failure (exit 1), {@code ALL PASS LABEL}
- * at the end (exit 0).
+ * Prints {@code PASS: LABEL ...} per step, {@code FAIL: LABEL ...} on the first failure (exit 1),
+ * {@code ALL PASS LABEL} at the end (exit 0).
  */
 public final class RdmaGuestCheck {
     static final int MiB = 1 << 20;
@@ -108,9 +109,9 @@ public final class RdmaGuestCheck {
         DiscoveryLog log = Nvme.discover(base + "?timeout=60s");
         DiscoveryEntry found = null;
         for (DiscoveryEntry e : log.entries()) {
-            info(String.format("discovery entry: trtype %s subtype %s subnqn %s traddr %s trsvcid %s qptype %s prtype %s "
-                            + "cms %s", e.transportName(), e.subtypeName(), e.subnqn(), e.traddr(), e.trsvcid(),
-                    e.rdmaQptypeName(), e.rdmaPrtypeName(), e.rdmaCmsName()));
+            info(String.format("discovery entry: trtype %s subtype %s subnqn %s traddr %s trsvcid %s qptype %s "
+                            + "prtype %s cms %s", e.transportName(), e.subtypeName(), e.subnqn(), e.traddr(),
+                    e.trsvcid(), e.rdmaQptypeName(), e.rdmaPrtypeName(), e.rdmaCmsName()));
             if (e.isNvmSubsystem() && e.subnqn().equals(nqn) && e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
                 found = e;
             }
@@ -141,7 +142,8 @@ public final class RdmaGuestCheck {
                 verifiedIo(ns, region, 0x5EED0000L + ns.nsid());
                 double s = (System.nanoTime() - t) / 1e9;
                 pass(String.format("verified I/O ns%d (bs %d): %d MiB written from 2 threads and read back, every byte "
-                        + "checked (%.1f s, %.1f MiB/s)", ns.nsid(), ns.blockSize(), region / MiB, s, 2 * region / MiB / s));
+                        + "checked (%.1f s, %.1f MiB/s)", ns.nsid(), ns.blockSize(), region / MiB, s,
+                        2 * region / MiB / s));
                 t = System.nanoTime();
                 unaligned(ns.blockDevice(), bdBase, 0xB10CL + ns.nsid());
                 pass("BlockDevice unaligned I/O ns" + ns.nsid() + " (" + ms(t) + " ms)");
@@ -184,7 +186,7 @@ public final class RdmaGuestCheck {
         return mix(seed * 0x9E3779B97F4A7C15L + index);
     }
 
-    /** Fills {@code len} bytes (a multiple of 8, as {@code off}) of {@code b} from index 0 with the pattern at {@code off}. */
+    /** Fills {@code len} bytes (a multiple of 8, as {@code off}) of {@code b} from index 0 with the pattern at off. */
     static void fill(ByteBuffer b, long seed, long off, int len) {
         ByteBuffer le = b.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < len; i += 8) {
@@ -377,8 +379,8 @@ public final class RdmaGuestCheck {
         all.flip();
         for (int i = 0; i < window; i++) {
             if (all.get(i) != model[i]) {
-                throw new AssertionError("BlockDevice: byte at +" + i + " of the window at " + base + " is " + all.get(i)
-                        + ", expected " + model[i]);
+                throw new AssertionError("BlockDevice: byte at +" + i + " of the window at " + base + " is "
+                        + all.get(i) + ", expected " + model[i]);
             }
         }
         int[][] pieces = {{1, 1}, {123, 10_000}, {70_000, 300_000}, {window - 1001, 1001}};

@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * NVMe/RDMA over <b>real verbs</b>: Soft-RoCE (rdma_rxe on the guest's eth0) in the peer VM (Debian's 6.1 kernel with
- * nvmet-rdma and nvme-rdma), every JVM running <em>inside</em> the guest over the DiSNI provider (the host has no RDMA).
+ * nvmet-rdma and nvme-rdma), every JVM running <em>inside</em> the guest over the DiSNI provider (the host has no
+ * RDMA).
  * One VM boot runs {@code interop/rdma-softroce.sh}:
  * <ol type="a">
  *   <li>our target daemon ({@code --listen rdma://10.0.2.15:4420}, 256 MiB / 4 KiB and 64 MiB / 512 B namespaces)
@@ -36,7 +37,9 @@ import org.junit.jupiter.api.Timeout;
  *   <li>our initiator (JVM 2) against our target daemon (JVM 1), both on rxe0: the same checks.</li>
  * </ol>
  * Every JVM runs with {@code -Dnvmeof.rdma.provider=disni} (no fallback to the software RNIC); the script checks that
- * the daemon maps libnvmeofrdma.so and librxe and no software RNIC file, and that rxe0's packet counters moved.
+ * the daemon maps libnvmeofrdma.so and librxe and no software RNIC memory region, and that rxe0's packet counters
+ * moved. Each part also requires a clean kernel log (no timeout, reset, reconnect or error from nvme-rdma, nvmet-rdma
+ * or rxe), since fio's verify would pass across a silent error recovery, and a target daemon that logged no WARNING.
  *
  * <p>Run: {@code mvn -B -o -pl initiator verify -Dit.test=RdmaSoftRoceIT -Dtest=NoSuchTest
  * -Dsurefire.failIfNoSpecifiedTests=false}; {@code -Drdma.parts=bc} runs a subset, {@code -Dpeervm.keep=true} keeps
@@ -53,22 +56,24 @@ class RdmaSoftRoceIT {
             "a: modprobe nvme-rdma", "a: nvme discover -t rdma", "a: nvme connect -t rdma -i 2",
             "a: nvme list / id-ctrl", "a: namespace sizes and block sizes",
             "a: fio randrw verify=crc32c bs=4k", "a: fio randrw verify=crc32c bs=16k",
-            "a: fio randrw verify=crc32c bs=128k", "a: fio randrw verify=crc32c bs 512/4k", "a: nvme disconnect");
+            "a: fio randrw verify=crc32c bs=128k", "a: fio randrw verify=crc32c bs 512/4k", "a: nvme disconnect",
+            "a: kernel log clean");
     static final List<String> B_STEPS = List.of(
             "b: nvmet-rdma on 10.0.2.15:4421", "b provider disni", "b discover", "b connect -i 2",
             "b verified I/O ns1", "b BlockDevice unaligned I/O ns1", "b verified I/O ns2",
             "b BlockDevice unaligned I/O ns2", "b disconnect", "b: the nvmet backing files hold exactly the pattern",
-            "b: nvmet cleared");
+            "b: nvmet cleared", "b: kernel log clean");
     static final List<String> C_STEPS = List.of(
             "c provider disni", "c discover", "c connect -i 2", "c verified I/O ns1", "c BlockDevice unaligned I/O ns1",
-            "c verified I/O ns2", "c BlockDevice unaligned I/O ns2", "c disconnect", "c: traffic went through rxe0");
+            "c verified I/O ns2", "c BlockDevice unaligned I/O ns2", "c disconnect", "c: traffic went through rxe0",
+            "c: kernel log clean");
 
     @Test
     void nvmeRdmaOverSoftRoceInThePeerVm() throws Exception {
         String parts = System.getProperty("rdma.parts", "abc");
         boolean keep = Boolean.getBoolean("peervm.keep");
         assertNotNull(RdmaSoftRoceIT.class.getClassLoader().getResource(DisniProvider.NATIVE_RESOURCE),
-                "libnvmeofrdma.so is not in the transport-rdma jar: install libibverbs-dev and librdmacm-dev and rebuild");
+                "libnvmeofrdma.so is not in the transport-rdma jar: install libibverbs-dev and librdmacm-dev, rebuild");
         PeerVm peer = PeerVm.locate();
         peer.ensureImage(Duration.ofMinutes(10));
 
