@@ -88,12 +88,22 @@ final class SoftDevice {
             return "the software RNIC needs a shared-memory directory: " + parent + " does not exist (set -D"
                     + DIR_PROPERTY + "=<dir on a tmpfs>)";
         }
+        synchronized (SoftDevice.class) {
+            if (instance != null) {
+                return null;
+            }
+        }
+        // Only check the directory: starting the device here would create and map this process's registry file in
+        // shared memory, even in a JVM that then picks another provider (e.g. DiSNI) or never uses RDMA.
         try {
-            get();
-            return null;
+            Files.createDirectories(dir);
         } catch (IOException | RuntimeException e) {
             return "the software RNIC cannot use " + dir + ": " + e;
         }
+        if (!Files.isWritable(dir)) {
+            return "the software RNIC cannot use " + dir + ": it is not writable";
+        }
+        return null;
     }
 
     private SoftDevice(Path dir) throws IOException {
