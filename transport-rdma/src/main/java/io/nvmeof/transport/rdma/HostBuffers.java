@@ -1,13 +1,9 @@
 package io.nvmeof.transport.rdma;
 
+import io.nvmeof.core.util.DirectBuffers;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Field;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
@@ -120,40 +116,7 @@ final class HostBuffers {
         return entries.length;
     }
 
-    // ---- native address of a direct buffer (sun.misc.Unsafe, as the software RNIC does); 0 if not possible ----
-
-    private static final MethodHandle GET_LONG;
-    private static final long ADDRESS_OFFSET;
-
-    static {
-        MethodHandle getLong = null;
-        long offset = -1;
-        try {
-            Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
-            Field f = unsafeClass.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            Object unsafe = f.get(null);
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            MethodHandle fieldOffset = l.findVirtual(unsafeClass, "objectFieldOffset",
-                    MethodType.methodType(long.class, Field.class)).bindTo(unsafe);
-            offset = (long) fieldOffset.invoke(Buffer.class.getDeclaredField("address"));
-            getLong = l.findVirtual(unsafeClass, "getLong",
-                    MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe);
-        } catch (Throwable t) {
-            getLong = null;
-        }
-        GET_LONG = getLong;
-        ADDRESS_OFFSET = offset;
-    }
-
     static long address(ByteBuffer b) {
-        if (GET_LONG == null || !b.isDirect()) {
-            return 0;
-        }
-        try {
-            return (long) GET_LONG.invokeExact((Object) b, ADDRESS_OFFSET);
-        } catch (Throwable t) {
-            return 0;
-        }
+        return DirectBuffers.address(b);
     }
 }

@@ -1,12 +1,11 @@
 package io.nvmeof.transport.rdma.soft;
 
+import io.nvmeof.core.util.DirectBuffers;
+
 import java.io.IOException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+
 import java.lang.ref.Cleaner;
-import java.lang.reflect.Field;
-import java.nio.Buffer;
+
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.file.DirectoryStream;
@@ -145,7 +144,7 @@ final class SoftDevice {
         long id = fileCounter.incrementAndGet();
         Path path = dir.resolve(prefix + "m" + id);
         MappedByteBuffer buf = Shm.create(path, size);
-        long address = NativeAddress.of(buf);
+        long address = DirectBuffers.address(buf);
         synchronized (this) {
             allocations.put(address != 0 ? address : -id, new Allocation(id, address, size));
         }
@@ -161,7 +160,7 @@ final class SoftDevice {
 
     /** The file id and offset of an allocation containing {@code buffer}, or null for memory not from allocate(). */
     private synchronized long[] backing(ByteBuffer buffer) {
-        long address = NativeAddress.of(buffer);
+        long address = DirectBuffers.address(buffer);
         if (address == 0) {
             return null;
         }
@@ -332,44 +331,6 @@ final class SoftDevice {
             return Long.parseLong(name.substring(0, dash));
         } catch (NumberFormatException e) {
             return -1;
-        }
-    }
-
-    /** The native address of a direct buffer (cold path), through sun.misc.Unsafe; 0 if that is not possible. */
-    static final class NativeAddress {
-        private static final MethodHandle GET_LONG;
-        private static final long OFFSET;
-
-        static {
-            MethodHandle getLong = null;
-            long offset = -1;
-            try {
-                Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
-                Field f = unsafeClass.getDeclaredField("theUnsafe");
-                f.setAccessible(true);
-                Object unsafe = f.get(null);
-                MethodHandles.Lookup l = MethodHandles.lookup();
-                MethodHandle fieldOffset = l.findVirtual(unsafeClass, "objectFieldOffset",
-                        MethodType.methodType(long.class, Field.class)).bindTo(unsafe);
-                offset = (long) fieldOffset.invoke(Buffer.class.getDeclaredField("address"));
-                getLong = l.findVirtual(unsafeClass, "getLong",
-                        MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe);
-            } catch (Throwable t) {
-                getLong = null;
-            }
-            GET_LONG = getLong;
-            OFFSET = offset;
-        }
-
-        static long of(ByteBuffer b) {
-            if (GET_LONG == null || !b.isDirect()) {
-                return 0;
-            }
-            try {
-                return (long) GET_LONG.invoke((Object) b, OFFSET);
-            } catch (Throwable t) {
-                return 0;
-            }
         }
     }
 }
