@@ -19,8 +19,13 @@ final class QueueThreadWaker {
     private static final int WAKING = 2;
     private static final int WOKEN = 3;
 
+    /** Without busy polling an idle queue thread spins this long before it sleeps in the CQ. */
+    static final long SPIN_NANOS = 50_000;
+
     private final AtomicInteger state = new AtomicInteger(RUNNING);
     private volatile Thread owner;
+    /** nanoTime when the owner's loop went idle; 0 while it has work. Owner thread only. */
+    private long idleSince;
 
     void owner(Thread thread) {
         this.owner = thread;
@@ -44,6 +49,31 @@ final class QueueThreadWaker {
                 state.set(RUNNING);
             }
         }
+    }
+
+    /**
+     * On the owner thread, after one turn of its loop that did {@code work} things: returns at once after work;
+     * otherwise spins (always with {@code busyPoll}; for {@link #SPIN_NANOS} without), then sleeps in the CQ as
+     * {@link #await} does.
+     */
+    void afterTurn(int work, boolean busyPoll, CompletionQueue cq, Duration timeout, BooleanSupplier hasWork) {
+        if (work > 0) {
+            idleSince = 0;
+            return;
+        }
+        if (busyPoll) {
+            Thread.onSpinWait();
+            return;
+        }
+        long now = System.nanoTime();
+        if (idleSince == 0) {
+            idleSince = now;
+        }
+        if (now - idleSince < SPIN_NANOS) {
+            Thread.onSpinWait();
+            return;
+        }
+        await(cq, timeout, hasWork);
     }
 
     /** From any thread, after publishing the work: wakes the owner if it sleeps. */

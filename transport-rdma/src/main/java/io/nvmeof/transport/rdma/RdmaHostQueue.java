@@ -68,7 +68,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final int POOL_BYTES_PER_CLASS = Integer.getInteger("nvmeof.rdma.hostPoolBytesPerClass", 2 << 20);
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
-    private static final long SPIN_NANOS = 50_000;
     private static final Duration AWAIT = Duration.ofMillis(10);
     private static final int FREE = 0;
     private static final int CLAIMING = 1;
@@ -402,7 +401,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     @Override
     public void run() {
-        long idleSince = 0;
         try {
             while (fatal == null && !closeRequested && !disconnected) {
                 int n = cq.poll(wcs);
@@ -419,23 +417,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                         LOG.log(Level.ERROR, "task on RDMA host queue " + qid + " failed", t);
                     }
                 }
-                if (n + d > 0) {
-                    idleSince = 0;
-                    continue;
-                }
-                if (busyPoll) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                long now = System.nanoTime();
-                if (idleSince == 0) {
-                    idleSince = now;
-                }
-                if (now - idleSince < SPIN_NANOS) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                waker.await(cq, AWAIT, hasWork);
+                waker.afterTurn(n + d, busyPoll, cq, AWAIT, hasWork);
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "RDMA host queue " + qid + " to " + peer + " failed", t);

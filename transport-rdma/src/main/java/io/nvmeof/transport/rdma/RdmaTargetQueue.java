@@ -53,7 +53,6 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     static final long KIND_READ = 3L << 62;
     /** Controller→host segments written one by one; more are coalesced into one bounce buffer. */
     static final int MAX_WRITE_SEGMENTS = 16;
-    private static final long SPIN_NANOS = 50_000;
     private static final Duration AWAIT = Duration.ofMillis(10);
 
     private final RdmaTargetListener listener;
@@ -172,7 +171,6 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             closeQueue();
             return;
         }
-        long idleSince = 0;
         try {
             while (!closeRequested && !disconnected && closeCause == null) {
                 int n = cq.poll(wcs);
@@ -180,23 +178,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
                     handle(wcs[i]);
                 }
                 int t = runTasks();
-                if (n + t > 0) {
-                    idleSince = 0;
-                    continue;
-                }
-                if (busyPoll) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                long now = System.nanoTime();
-                if (idleSince == 0) {
-                    idleSince = now;
-                }
-                if (now - idleSince < SPIN_NANOS) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                waker.await(cq, AWAIT, hasWork);
+                waker.afterTurn(n + t, busyPoll, cq, AWAIT, hasWork);
             }
             if (disconnected && closeCause == null && !closeRequested) {
                 closeCause = new IOException("host " + conn.remoteAddress() + " disconnected RDMA queue " + qid);
