@@ -52,8 +52,9 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  *       answered by H2CData PDUs of at most MAXH2CDATA bytes each (absolute DATAO, TTAG copied, LAST_PDU on the
  *       last), written straight from the caller's buffer through {@link SegmentByteBuf} views.</li>
  *   <li>C2HData: a known controller→host CID, DATAO = bytes so far, DATAO + DATAL ≤ LENGTH, SUCCESS only with
- *       LAST_PDU and the whole length (checked by the decoder before the data is buffered); the data is copied once,
- *       from the receive buffer into the caller's buffer. SUCCESS completes the command with a synthesized CQE
+ *       LAST_PDU and the whole length (checked by the decoder as soon as the header is in); the data is copied once,
+ *       from the socket's read buffers into the caller's buffer, piece by piece as it arrives (the decoder streams
+ *       it to {@link #c2hData}, so a 128 KiB read never grows the cumulation to 128 KiB). SUCCESS completes the command with a synthesized CQE
  *       (status 0, DW0 = DW1 = 0). A bad data digest fails that command with Data Transfer Error (§5.8).</li>
  *   <li>CapsuleResp: a known CID → {@link HostCommand#onResponse} with a CQE flyweight valid during the call.</li>
  *   <li>Faults (unknown CID, bad lengths or order, header digest error, unexpected PDU) and C2HTermReq: logged; the
@@ -67,7 +68,7 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  * flushes once. Callbacks run on the event loop.
  */
 public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter implements HostQueue,
-        NvmeTcpPduDecoder.C2hDataCheck {
+        NvmeTcpPduDecoder.C2hDataCheck, NvmeTcpPduDecoder.C2hDataSink {
     private static final System.Logger LOG = System.getLogger(NvmeTcpHostHandler.class.getName());
 
     /** Any fabrics command may carry 8 KiB in-capsule on any queue (NVME_TCP_ADMIN_CCSZ, §5.10). */
@@ -101,7 +102,6 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     private final CapsuleRespPdu capsuleResp = new CapsuleRespPdu();
     private final R2tPdu r2t = new R2tPdu();
     private final H2cDataPdu h2cData = new H2cDataPdu();
-    private final C2hDataPdu c2hData = new C2hDataPdu();
     private final TermReqPdu termReq = new TermReqPdu();
     private final ByteBuffer cqeBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
@@ -144,7 +144,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         this.requests = new TcpHostRequest[queueSize];
         this.decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, MAX_C2H_DATA)
                 .sendTermReqOnFault(false)
-                .c2hDataCheck(this);
+                .c2hDataCheck(this)
+                .c2hDataSink(this);
         cqe.wrap(cqeBuffer, 0);
     }
 
@@ -213,9 +214,6 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
                 case PduHeader.TYPE_CAPSULE_RESP:
                     onCapsuleResp(pdu);
                     break;
-                case PduHeader.TYPE_C2H_DATA:
-                    onC2hData(pdu);
-                    break;
                 case PduHeader.TYPE_R2T:
                     onR2t(pdu);
                     break;
@@ -223,7 +221,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
                     onC2hTermReq(pdu);
                     break;
                 default:
-                    // The decoder lets nothing else through in the HOST role.
+                    // The decoder lets nothing else through in the HOST role (C2HData goes to c2hData/c2hDataEnd).
                     fault("unexpected " + pdu);
             }
         } catch (Throwable t) {
@@ -375,32 +373,50 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         return null;
     }
 
-    /** C2HData → the caller's buffer (one copy), and completion on SUCCESS (§5.10). */
-    private void onC2hData(NvmeTcpPdu pdu) {
-        C2hDataPdu d = c2hData.wrap(pdu.buffer(), 0);
-        int cid = d.cccid();
-        long datao = d.datao();
-        int datal = pdu.dataLength();
-        String problem = check(cid, datao, datal, pdu.flags());
-        if (problem != null) {
-            fault(problem);
+    /**
+     * {@link NvmeTcpPduDecoder.C2hDataSink}: C2HData bytes, straight from the socket's read buffer into the caller's
+     * buffer (the one copy), as they arrive; {@link #check} accepted the PDU's header (§5.10).
+     */
+    @Override
+    public void c2hData(int cid, long offset, ByteBuf src, int index, int length) {
+        if (closed) {
             return;
         }
         TcpHostRequest r = requests[cid];
-        if (pdu.dataDigestValid()) {
-            copyOut(pdu.buffer(), pdu.dataIndex(), r, (int) datao, datal);
-        } else {
-            r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error (§5.8)
+        if (r.state != TcpHostRequest.State.SENT || r.received > offset) {
+            // Cannot happen after check(): nothing completes or reuses a CID while its C2HData streams in.
+            shutdown(new IllegalStateException("C2HData bytes for CID " + cid + " in state " + r.state));
+            return;
         }
-        r.received = datao + datal;
-        r.lastPdu = pdu.hasFlag(FLAG_LAST_PDU);
-        if (pdu.hasFlag(FLAG_SUCCESS)) {
-            // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (§5.10), unless the data digest failed.
-            cqe.clear();
-            cqe.sqid(qid);
-            cqe.cid(cid);
-            cqe.status(r.digestError ? Status.DATA_TRANSFER_ERROR : 0);
-            complete(r);
+        copyOut(src, index, r, (int) offset, length);
+    }
+
+    /** {@link NvmeTcpPduDecoder.C2hDataSink}: the end of a C2HData, and completion on SUCCESS (§5.10). */
+    @Override
+    public void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk) {
+        if (closed) {
+            return;
+        }
+        inRead = true; // as in channelRead: a command submitted from the callback is flushed at channelReadComplete
+        try {
+            TcpHostRequest r = requests[cid];
+            if (!digestOk) {
+                r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error (§5.8)
+            }
+            r.received = datao + datal;
+            r.lastPdu = (flags & FLAG_LAST_PDU) != 0;
+            if ((flags & FLAG_SUCCESS) != 0) {
+                // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (§5.10), unless the data digest failed.
+                cqe.clear();
+                cqe.sqid(qid);
+                cqe.cid(cid);
+                cqe.status(r.digestError ? Status.DATA_TRANSFER_ERROR : 0);
+                complete(r);
+            }
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "failure ending C2HData for CID " + cid + " on queue " + qid + " to "
+                    + peer + "; closing it", t);
+            shutdown(t);
         }
     }
 

@@ -40,6 +40,8 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
  *  COMMON_HEADER --8 bytes, TYPE/FLAGS/HLEN/PDO/PLEN legal--&gt; HEADER --HLEN (+HDGST) bytes, digest ok--&gt; BODY
  *        ^                                                                                                  |
  *        +------------------------------- PLEN bytes: emit {@link NvmeTcpPdu} ---------------------------------+
+ *  HOST role with a {@link C2hDataSink}, after a C2HData header: STREAM_DATA (each readable piece of data to the
+ *  sink) --&gt; STREAM_DIGEST (DDGST, if negotiated) --&gt; {@link C2hDataSink#c2hDataEnd} --&gt; COMMON_HEADER
  *  any fault --&gt; TermReq (§5.7) + close --&gt; FAILED (every further byte is discarded)
  * </pre>
  * What is legal depends on the {@link Role}:
@@ -59,7 +61,8 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
  * connection (§5.8). No padding is accepted: both sides advertise 0 alignment, so PDO must be HLEN (+4) (§5.9).
  *
  * <p>Buffers: the cumulation belongs to {@link ByteToMessageDecoder}; each PDU goes on as a retained slice of it
- * (no copy), owned by the next handler (see {@link NvmeTcpPdu}). Nothing here throws out of the pipeline on bad
+ * (no copy), owned by the next handler (see {@link NvmeTcpPdu}); C2HData data goes to the sink, if one is set,
+ * without being held at all. Nothing here throws out of the pipeline on bad
  * input; a protocol fault fires a {@link NvmeTcpProtocolException} through {@code exceptionCaught} after the TermReq
  * has been written (the channel closes when that write completes).
  */
@@ -78,6 +81,10 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         COMMON_HEADER,
         HEADER,
         BODY,
+        /** HOST role with a {@link C2hDataSink}: the data of a C2HData goes to the sink as it arrives. */
+        STREAM_DATA,
+        /** ... then its DDGST. */
+        STREAM_DIGEST,
         FAILED
     }
 
@@ -97,6 +104,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private State state = State.COMMON_HEADER;
     private boolean sendTermReq = true;
     private C2hDataCheck c2hDataCheck;
+    private C2hDataSink c2hDataSink;
     private boolean initialized;
     private boolean headerDigest;
     private boolean dataDigest;
@@ -109,6 +117,11 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private int hdgst;
     private int ddgst;
     private int dataLength;
+
+    // The C2HData being streamed to the sink.
+    private int streamCid;
+    private long streamDatao;
+    private int streamDone;
 
     /**
      * @param role              which side this is
@@ -161,9 +174,43 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         return this;
     }
 
+    /**
+     * HOST role: where C2HData payloads go instead of being buffered whole (§5.10). Without a sink a C2HData is
+     * emitted as one {@link NvmeTcpPdu} once all of it is in, which makes the cumulation grow to the PDU's size
+     * (a 128 KiB read costs a 128 KiB+ cumulation, copied into as the socket delivers it). With one, the decoder
+     * hands each piece of data to {@link #c2hData} straight from the socket's read buffers, as it arrives, and ends
+     * the PDU with {@link #c2hDataEnd}; nothing is emitted down the pipeline for it and the cumulation never holds
+     * more than one read. Both are called on the event loop, in stream order relative to the PDUs emitted, after
+     * {@link C2hDataCheck} accepted the header.
+     */
+    public interface C2hDataSink {
+        /**
+         * Bytes {@code src[index, index + length)} are the command's data at offset {@code offset}. {@code src}
+         * is only lent for the call: neither retain it nor move its indexes.
+         */
+        void c2hData(int cid, long offset, ByteBuf src, int index, int length);
+
+        /**
+         * All {@code datal} bytes of the C2HData at DATAO {@code datao} went to {@link #c2hData}; {@code flags} are
+         * its FLAGS (LAST_PDU, SUCCESS); {@code digestOk} is false if its data digest did not match (§5.8).
+         */
+        void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk);
+    }
+
+    /** Installs the {@link C2hDataSink} (HOST role); null to emit C2HData PDUs whole. Before any input. */
+    public NvmeTcpPduDecoder c2hDataSink(C2hDataSink sink) {
+        this.c2hDataSink = sink;
+        return this;
+    }
+
     /** Discards all further input (the handler found a fault and is closing the connection). */
     public void discardInput() {
         state = State.FAILED;
+    }
+
+    /** Capacity of the cumulation now (tests: what the decoder holds on to between reads). */
+    int cumulationCapacity() {
+        return internalBuffer().capacity();
     }
 
     /** Whether a fault stopped this decoder. */
@@ -204,6 +251,11 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                 if (!checkHeader(ctx, in, start)) {
                     return;
                 }
+                if (type == TYPE_C2H_DATA && c2hDataSink != null) {
+                    startStream(in, start);
+                    streamData(in);
+                    return;
+                }
                 state = State.BODY;
                 // fall through
             case BODY:
@@ -212,6 +264,10 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                 }
                 emit(in, start, out);
                 state = State.COMMON_HEADER;
+                return;
+            case STREAM_DATA:
+            case STREAM_DIGEST:
+                streamData(in);
                 return;
             case FAILED:
             default:
@@ -384,6 +440,51 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
             }
         }
         return true;
+    }
+
+    /** The header (+HDGST) of a checked C2HData is in: note what the sink needs and skip it. */
+    private void startStream(ByteBuf in, int start) {
+        streamCid = in.getUnsignedShortLE(start + C2hDataPdu.CCCID_OFFSET);
+        streamDatao = in.getUnsignedIntLE(start + C2hDataPdu.DATAO_OFFSET);
+        streamDone = 0;
+        if (ddgst != 0) {
+            crc.reset();
+        }
+        in.skipBytes(hlen + hdgst);
+        state = State.STREAM_DATA;
+    }
+
+    /** Passes on whatever data of the current C2HData is readable; then its DDGST; then ends it. */
+    private void streamData(ByteBuf in) {
+        if (state == State.STREAM_DATA) {
+            int n = Math.min(in.readableBytes(), dataLength - streamDone);
+            if (n > 0) {
+                int index = in.readerIndex();
+                if (ddgst != 0) {
+                    Crc32c.update(crc, crcView, in, index, n);
+                }
+                c2hDataSink.c2hData(streamCid, streamDatao + streamDone, in, index, n);
+                if (state == State.FAILED) { // the sink closed the connection
+                    in.skipBytes(in.readableBytes());
+                    return;
+                }
+                in.skipBytes(n);
+                streamDone += n;
+            }
+            if (streamDone < dataLength) {
+                return;
+            }
+            state = State.STREAM_DIGEST;
+        }
+        boolean digestOk = true;
+        if (ddgst != 0) {
+            if (in.readableBytes() < DIGEST_LENGTH) {
+                return;
+            }
+            digestOk = in.readIntLE() == (int) crc.getValue();
+        }
+        state = State.COMMON_HEADER;
+        c2hDataSink.c2hDataEnd(streamCid, streamDatao, dataLength, flags, digestOk);
     }
 
     private void emit(ByteBuf in, int start, List<Object> out) {

@@ -115,6 +115,85 @@ class NvmeTcpPduDecoderTest {
         return b.array();
     }
 
+    /** Records what a {@link NvmeTcpPduDecoder.C2hDataSink} is given. */
+    private static final class Sink implements NvmeTcpPduDecoder.C2hDataSink {
+        final java.io.ByteArrayOutputStream data = new java.io.ByteArrayOutputStream();
+        final List<String> events = new ArrayList<>();
+        int pieces;
+        long nextOffset;
+
+        @Override
+        public void c2hData(int cid, long offset, ByteBuf src, int index, int length) {
+            assertEquals(nextOffset, offset, "pieces in order, each at the offset after the last");
+            byte[] b = new byte[length];
+            src.getBytes(index, b);
+            data.write(b, 0, length);
+            nextOffset = offset + length;
+            pieces++;
+        }
+
+        @Override
+        public void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk) {
+            nextOffset = 0;
+            events.add("end cid=" + cid + " datao=" + datao + " datal=" + datal + " flags=" + flags + " ok=" + digestOk);
+        }
+    }
+
+    @Test
+    void hostRoleStreamsC2hDataToTheSinkAsItArrivesWithoutBufferingThePdu() {
+        Capture capture = new Capture();
+        Sink sink = new Sink();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20).c2hDataSink(sink);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+
+        byte[] data = Bytes.pattern(131072, 7);
+        byte[] good = c2hData(9, data, Bytes.crc32c(data, 0, data.length));
+        byte[] bad = c2hData(9, data, 0x12345678);
+        ByteBuffer resp = Bytes.le(24);
+        resp.put(0, (byte) 0x05).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(20, (short) 9);
+        byte[] capsuleResp = withHeaderDigest(resp.array(), 28);
+        byte[] stream = Bytes.concat(icResp(3), good, bad, capsuleResp);
+        // As a socket delivers it: reads of odd sizes that cut headers, data and digests anywhere.
+        int maxCumulation = 0;
+        for (int at = 0, size = 1; at < stream.length; at += size, size = size * 7 % 20011 + 1) {
+            int n = Math.min(size, stream.length - at);
+            ch.writeInbound(Unpooled.directBuffer(n).writeBytes(stream, at, n));
+            maxCumulation = Math.max(maxCumulation, decoder.cumulationCapacity());
+        }
+        assertEquals(null, capture.error);
+        assertEquals(2, capture.pdus.size(), "ICResp and CapsuleResp go down the pipeline; C2HData does not");
+        assertArrayEquals(capsuleResp, capture.pdus.get(1));
+        assertEquals(List.of("end cid=9 datao=0 datal=131072 flags=7 ok=true",
+                "end cid=9 datao=0 datal=131072 flags=7 ok=false"), sink.events);
+        byte[] got = sink.data.toByteArray();
+        assertEquals(2 * data.length, got.length);
+        assertArrayEquals(data, java.util.Arrays.copyOfRange(got, 0, data.length));
+        assertTrue(sink.pieces > 4, "handed on in pieces as they arrived, not once the PDU was complete");
+        assertTrue(maxCumulation < 32 * 1024, "the cumulation never held a whole PDU: " + maxCumulation);
+        assertTrue(ch.isOpen());
+        assertFalse(ch.finish());
+    }
+
+    @Test
+    void hostRoleStreamsByteByByteWithoutDigests() {
+        Capture capture = new Capture();
+        Sink sink = new Sink();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20).c2hDataSink(sink);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        byte[] data = Bytes.pattern(100, 3);
+        ByteBuffer b = Bytes.le(24 + 100);
+        b.put(0, (byte) 0x07).put(1, (byte) 4).put(2, (byte) 24).put(3, (byte) 24).putInt(4, 124);
+        b.putShort(8, (short) 5).putInt(12, 0).putInt(16, 100);
+        b.put(24, data);
+        feedByteByByte(ch, Bytes.concat(icResp(0), b.array()));
+        assertEquals(100, sink.pieces);
+        assertArrayEquals(data, sink.data.toByteArray());
+        assertEquals(List.of("end cid=5 datao=0 datal=100 flags=4 ok=true"), sink.events);
+        assertFalse(ch.finish());
+    }
+
     @Test
     void hostRoleAnswersAHostPduWithH2cTermReq() {
         Capture capture = new Capture();
