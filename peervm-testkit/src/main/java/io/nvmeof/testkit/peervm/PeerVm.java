@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -277,6 +278,32 @@ public final class PeerVm {
     public Running start(Path script, List<String> args, int hostPort, int guestPort, Duration timeout, Path jobDir)
             throws IOException, InterruptedException {
         return start(script, args, List.of("--fwd", hostPort + ":" + guestPort), timeout, jobDir);
+    }
+
+    /**
+     * {@link #start(Path, List, int, int, Duration, Path) start}, then {@link Running#await await} the line
+     * {@code ready} (e.g. {@code ^PEERVM READY}) for at most {@code readyMax}; prints the job dir, how long the
+     * service took and what the guest printed so far. A VM that does not get ready is closed before the exception.
+     */
+    public Running startServing(Path script, List<String> args, int hostPort, int guestPort, Duration timeout,
+                                Path jobDir, String ready, Duration readyMax) throws IOException, InterruptedException {
+        Running vm = start(script, args, hostPort, guestPort, timeout, jobDir);
+        System.out.println("peer VM " + dir + ": job " + vm.jobDir() + ", hostfwd 127.0.0.1:" + hostPort + " -> "
+                + guestPort);
+        try {
+            vm.await(ready, readyMax);
+        } catch (RuntimeException | InterruptedException e) {
+            try {
+                vm.close();
+                System.out.println("--- run.sh ---\n" + tail(vm.runLog(), 5));
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+        System.out.printf(Locale.ROOT, "peer VM: /%s/ %.1f s after the VM started (%s)%n", ready, vm.uptime(), vm.boot());
+        System.out.println("--- guest setup ---\n" + vm.output());
+        return vm;
     }
 
     /**
@@ -613,6 +640,34 @@ public final class PeerVm {
     }
 
     // ------------------------------------------------------------------------------------------ helpers for the tests
+
+    private static final Pattern KERNEL_LOG =
+            Pattern.compile("(?s)----- kernel log \\(since READY\\)\n(.*?)----- end of kernel log");
+    private static final Pattern COMPLAINT =
+            Pattern.compile("(?i).*(error|fail|expired|unexpected|invalid|bad |digest|fatal|warn|bug|call trace).*");
+
+    /**
+     * The guest kernel log a serving script printed at its end between {@code ----- kernel log (since READY)} and
+     * {@code ----- end of kernel log} (what {@code dmesg} shows after the script's {@code dmesg -c} at READY).
+     */
+    public static String kernelLog(String output) {
+        Matcher k = KERNEL_LOG.matcher(output);
+        return k.find() ? k.group(1) : "(no kernel log in the guest output)";
+    }
+
+    /**
+     * The lines of a guest kernel log that complain (error, fail, expired, unexpected, invalid, bad, digest, fatal,
+     * warn, bug, call trace), except those {@code expected} accepts (it sees every complaint once, in order).
+     */
+    public static List<String> complaints(String kernelLog, Predicate<String> expected) {
+        List<String> bad = new ArrayList<>();
+        for (String line : kernelLog.split("\n")) {
+            if (COMPLAINT.matcher(line).matches() && !expected.test(line)) {
+                bad.add(line);
+            }
+        }
+        return bad;
+    }
 
     /** The file's text, or "" if it cannot be read (yet). */
     public static String read(Path file) {

@@ -208,4 +208,18 @@ class PeerVmWatchdogTest {
         assertTrue(PeerVm.freePort() > 0);
         assertEquals("b\nc", PeerVm.tail("a\nb\nc", 2));
     }
+
+    @Test
+    void kernelLogAndItsComplaints() {
+        String out = "PEERVM READY\nstopping\n----- kernel log (since READY)\n[ 1.0] nvmet: creating nvm controller 1\n"
+                + "[ 2.0] nvmet_tcp: queue 3: failed to map data\n[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!\n"
+                + "----- end of kernel log\nrun.sh: rc=0\n";
+        String k = PeerVm.kernelLog(out);
+        assertTrue(k.startsWith("[ 1.0] nvmet: creating") && k.endsWith("expired!\n"), k);
+        assertEquals(List.of("[ 2.0] nvmet_tcp: queue 3: failed to map data",
+                "[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"), PeerVm.complaints(k, line -> false));
+        assertEquals(List.of("[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"),
+                PeerVm.complaints(k, line -> line.endsWith("failed to map data")));
+        assertEquals("(no kernel log in the guest output)", PeerVm.kernelLog("PEERVM READY\n"));
+    }
 }
