@@ -19,7 +19,9 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -527,7 +529,7 @@ public final class PeerVm {
     }
 
     private String diagnostics(int attempt, String why, List<String> cmd, String append, long pid, Path kept) {
-        String console = read(kept.resolve("console.log"));
+        String console = read(kept.resolve("console.log")).replace("\r", "");
         StringBuilder sb = new StringBuilder();
         sb.append("===== PEER VM DID NOT BOOT (attempt ").append(attempt).append(" of ").append(ATTEMPTS).append("): ")
                 .append(why).append('\n');
@@ -579,16 +581,25 @@ public final class PeerVm {
      * {@code run.sh: ...} lines).
      */
     static void kill(Process p, Duration grace) throws InterruptedException {
-        List<ProcessHandle> below = p.descendants().toList();
-        for (int i = below.size() - 1; i >= 0; i--) {
-            below.get(i).destroyForcibly();
+        List<ProcessHandle> below = new ArrayList<>(p.descendants().toList());
+        below.forEach(ProcessHandle::destroyForcibly);
+        if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+            List<ProcessHandle> more = p.descendants().toList();
+            more.forEach(ProcessHandle::destroyForcibly);
+            below.addAll(more);
+            p.destroyForcibly();
+            p.waitFor(30, TimeUnit.SECONDS);
         }
-        if (p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-            return;
+        // A killed QEMU takes a moment to go (its guest memory, its threads): wait, so that the next VM neither finds
+        // it running nor its hostfwd port taken.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (ProcessHandle h : below) {
+            try {
+                h.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException | ExecutionException e) {
+                System.err.println("peer VM: process " + h.pid() + " still there 60 s after SIGKILL");
+            }
         }
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        p.waitFor(30, TimeUnit.SECONDS);
     }
 
     // ------------------------------------------------------------------------------------------ one VM at a time
