@@ -498,7 +498,7 @@ public final class PeerVm {
             String diag = diagnostics(attempt, why, cmd, append, pid, kept);
             failures.add(diag);
             System.out.println(diag);
-            System.err.println("peer VM: attempt " + attempt + " of " + ATTEMPTS + " DID NOT BOOT: " + why
+            System.err.println("peer VM " + dir + ": attempt " + attempt + " of " + ATTEMPTS + " DID NOT BOOT: " + why
                     + (attempt < ATTEMPTS ? "; retrying with PEERVM_APPEND=" + RETRY_APPEND : "; giving up")
                     + " (details on stdout)");
         }
