@@ -190,9 +190,10 @@ class PeerVmWatchdogTest {
     void configuration() throws Exception {
         assertThrows(IllegalArgumentException.class, () -> PeerVm.at(tmp));
         assertEquals(fake.toAbsolutePath(), vm.dir());
-        assertEquals(PeerVm.DEFAULT_BOOT_TIMEOUT, PeerVm.at(fake).bootTimeout());
-        String old = System.getProperty(PeerVm.BOOT_TIMEOUT_PROPERTY);
+        String old = System.getProperty(PeerVm.BOOT_TIMEOUT_PROPERTY); // e.g. mvn -Dpeervm.bootTimeoutSec=200
         try {
+            System.clearProperty(PeerVm.BOOT_TIMEOUT_PROPERTY);
+            assertEquals(PeerVm.DEFAULT_BOOT_TIMEOUT, PeerVm.at(fake).bootTimeout());
             System.setProperty(PeerVm.BOOT_TIMEOUT_PROPERTY, "42");
             assertEquals(Duration.ofSeconds(42), PeerVm.at(fake).bootTimeout());
             System.setProperty(PeerVm.BOOT_TIMEOUT_PROPERTY, "soon");
