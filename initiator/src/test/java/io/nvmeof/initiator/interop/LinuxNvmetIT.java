@@ -22,6 +22,7 @@ import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.NvmeTransportException;
 import io.nvmeof.initiator.NvmeUri;
+import io.nvmeof.testkit.peervm.PeerVm;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
@@ -143,7 +144,9 @@ class LinuxNvmetIT {
     private final AtomicInteger seeds = new AtomicInteger(1);
     private final List<String> timings = Collections.synchronizedList(new ArrayList<>());
 
+    /** Longer than the class's 10 minutes: the start may wait for another VM on this host and retry a stalled boot. */
     @BeforeAll
+    @Timeout(value = 30, unit = TimeUnit.MINUTES)
     void bootVm() throws Exception {
         assertTrue(ns2Bytes >= 32 * MiB && ns2Bytes % MiB == 0, "interop.ns2 must be a whole number of MiB ≥ 32M");
         model2 = new byte[Math.toIntExact(ns2Bytes)];
@@ -157,13 +160,8 @@ class LinuxNvmetIT {
         Path script = PeerVm.copyResource(LinuxNvmetIT.class, "/interop/serve-nvmet-initiator.sh", work);
         port = PeerVm.freePort();
         base = "nvme+tcp://127.0.0.1:" + port;
-        long t0 = System.nanoTime();
-        vm = peer.start(script, List.of((ns2Bytes / MiB) + "M", (NS3_BYTES / MiB) + "M", "1500"), port, 4420,
-                Duration.ofMinutes(30), work.resolve("job"));
-        System.out.println("peer VM " + peer.dir() + ": job " + vm.jobDir() + ", hostfwd 127.0.0.1:" + port + " -> 4420");
-        vm.await("^PEERVM READY", Duration.ofMinutes(4));
-        System.out.printf("nvmet-tcp ready %.1f s after the VM started%n", (System.nanoTime() - t0) / 1e9);
-        System.out.println("--- guest setup ---\n" + vm.output());
+        vm = peer.startServing(script, List.of((ns2Bytes / MiB) + "M", (NS3_BYTES / MiB) + "M", "1500"), port, 4420,
+                Duration.ofMinutes(30), work.resolve("job"), "^PEERVM READY", Duration.ofMinutes(4));
     }
 
     @AfterAll
@@ -714,23 +712,15 @@ class LinuxNvmetIT {
         int rc = vm.stop(Duration.ofMinutes(3));
         String out = vm.output();
         Matcher m = Pattern.compile("(?m)^INFO md5 ns2 0 " + len + " ([0-9a-f]{32})$").matcher(out);
-        Matcher k = Pattern.compile("(?s)----- kernel log \\(since READY\\)\n(.*?)----- end of kernel log").matcher(out);
-        String kernel = k.find() ? k.group(1) : "(no kernel log in the guest output)";
+        String kernel = PeerVm.kernelLog(out);
         System.out.println("--- guest kernel log while the host worked ---\n" + kernel);
         assertEquals(0, rc, "run.sh / guest script status\n" + PeerVm.tail(vm.runLog(), 40));
         assertTrue(m.find(), "no md5 line from the guest:\n" + PeerVm.tail(out, 40));
         assertEquals(expected, m.group(1), "md5 of namespace 2 bytes 0.." + len + " in the guest vs what the host wrote");
-        List<String> bad = new ArrayList<>();
-        int mapFailures = 0;
-        for (String line : kernel.split("\n")) {
-            if (line.contains("nvmet_tcp: queue") && line.endsWith("failed to map data")
-                    && ++mapFailures <= refusedLargeCommands) {
-                continue; // the refusals commandsOverFourMiB provoked (and reported)
-            }
-            if (line.matches("(?i).*(error|fail|expired|unexpected|invalid|bad |digest|fatal|warn|bug|call trace).*")) {
-                bad.add(line);
-            }
-        }
+        int[] mapFailures = {0};
+        // the refusals commandsOverFourMiB provoked (and reported)
+        List<String> bad = PeerVm.complaints(kernel, line -> line.contains("nvmet_tcp: queue")
+                && line.endsWith("failed to map data") && ++mapFailures[0] <= refusedLargeCommands);
         assertEquals(List.of(), bad, "the guest kernel complained");
         assertTrue(kernel.contains("creating nvm controller"), "nvmet logged no I/O controller:\n" + kernel);
     }

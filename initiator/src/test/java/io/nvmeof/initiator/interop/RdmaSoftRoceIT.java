@@ -3,20 +3,19 @@ package io.nvmeof.initiator.interop;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.nvmeof.testkit.peervm.PeerVm;
 import io.nvmeof.transport.rdma.disni.DisniProvider;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -84,25 +83,14 @@ class RdmaSoftRoceIT {
             String guestCp = shareClassPath(share);
             Path script = PeerVm.copyResource(RdmaSoftRoceIT.class, "/interop/rdma-softroce.sh", share);
 
-            waitForOtherVms();
-            List<String> cmd = List.of(peer.dir().resolve("run.sh").toString(), "--share", share.toString(),
-                    "--out", job.toString(), "--no-fwd", "--timeout", Long.toString(VM_TIMEOUT.toSeconds()),
-                    script.toString(), parts);
-            System.out.println("peer VM: " + String.join(" ", cmd) + "\nguest class path: " + guestCp);
-            long t0 = System.nanoTime();
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                    .redirectOutput(work.resolve("run.log").toFile()).start();
-            if (!p.waitFor(VM_TIMEOUT.toSeconds() + 60, TimeUnit.SECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-                p.waitFor(30, TimeUnit.SECONDS);
-            }
-            double wall = (System.nanoTime() - t0) / 1e9;
-            String out = PeerVm.read(work.resolve("run.log"));
-            int rc = p.isAlive() ? -1 : p.exitValue();
-            System.out.printf("===== peer VM output (run.sh rc %d, %.1f s)%n%s%n", rc, wall, out);
-            if (rc == 124 || rc == 125 || rc == -1) {
-                System.out.println("===== console tail\n" + PeerVm.tail(PeerVm.read(job.resolve("console.log")), 40));
+            System.out.println("peer VM: " + peer.dir() + " run.sh --share " + share + " " + script + " " + parts
+                    + "\nguest class path: " + guestCp);
+            PeerVm.Result r = peer.run(script, List.of(parts), VM_TIMEOUT, job, List.of("--share", share.toString()));
+            String out = r.output();
+            int rc = r.rc();
+            System.out.printf("===== peer VM output (run.sh rc %d, %.1f s)%n%s%n", rc, r.wall().toMillis() / 1e3, out);
+            if (rc == 124 || rc == 125) {
+                System.out.println("===== console tail\n" + PeerVm.tail(r.console(), 40));
             }
 
             List<String> missing = new ArrayList<>();
@@ -158,7 +146,7 @@ class RdmaSoftRoceIT {
             Path p = Path.of(e);
             if (Files.isDirectory(p)) {
                 String name = "d" + dirs++;
-                copyTree(p, share.resolve(name));
+                PeerVm.copyTree(p, share.resolve(name));
                 guest.add("/share/" + name);
             } else if (Files.isRegularFile(p) && p.getFileName().toString().endsWith(".jar")) {
                 Path to = jars.resolve(p.getFileName().toString());
@@ -172,32 +160,5 @@ class RdmaSoftRoceIT {
         String cp = String.join(":", guest);
         Files.writeString(share.resolve("cp.txt"), cp + "\n", StandardCharsets.UTF_8);
         return cp;
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> s = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) s::iterator) {
-                Path t = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) {
-                    Files.createDirectories(t);
-                } else {
-                    Files.copy(p, t, StandardCopyOption.REPLACE_EXISTING);
-                }
-            }
-        }
-    }
-
-    /** One VM at a time on this host: wait (up to 10 min) while another qemu-system runs. */
-    static void waitForOtherVms() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            Process pg = new ProcessBuilder("pgrep", "-f", "qemu-system").redirectErrorStream(true).start();
-            pg.getInputStream().readAllBytes();
-            if (pg.waitFor() != 0) {
-                return;
-            }
-            System.out.println("waiting for another peer VM to finish");
-            Thread.sleep(5000);
-        }
     }
 }

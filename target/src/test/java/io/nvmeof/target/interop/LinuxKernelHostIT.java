@@ -13,8 +13,8 @@ import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.e2e.E2eTarget;
 import io.nvmeof.target.e2e.RawTcpHost;
+import io.nvmeof.testkit.peervm.PeerVm;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -114,7 +114,7 @@ class LinuxKernelHostIT {
             sampler.setDaemon(true);
             sampler.start();
 
-            Path script = copyResource("/interop/linux-kernel-host.sh", work);
+            Path script = PeerVm.copyResource(LinuxKernelHostIT.class, "/interop/linux-kernel-host.sh", work);
             List<String> args = List.of("10.0.2.2", Integer.toString(addr.getPort()), NQN, RESTRICTED_NQN,
                     Long.toString(NS1_BYTES), "4096", Long.toString(NS2_BYTES), "512", "16M", JAVA_MARKER);
             System.out.println("peer VM: " + vm.dir() + " run.sh " + script + " " + args);
@@ -236,16 +236,5 @@ class LinuxKernelHostIT {
             }
             Thread.sleep(50);
         }
-    }
-
-    private static Path copyResource(String name, Path dir) throws IOException {
-        Path out = dir.resolve(Path.of(name).getFileName().toString());
-        try (InputStream in = LinuxKernelHostIT.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IllegalStateException("test resource " + name + " missing");
-            }
-            Files.copy(in, out);
-        }
-        return out;
     }
 }
