@@ -8,20 +8,28 @@ import io.netty.channel.IoRegistration;
 import io.netty.util.concurrent.ThreadAwareExecutor;
 
 /**
- * Busy polling for any Netty {@link IoHandler}: the event loop asks the wrapped handler to poll without blocking on
- * every turn ({@link IoHandlerContext#canBlock()} is always false), so the thread never sleeps in the kernel. For
- * epoll that is {@code epoll_wait(.., 0)} per turn, for io_uring a look at the completion ring, for NIO
- * {@code selectNow()}; tasks and timers keep running between polls, as in the sleeping mode.
- *
- * <p>Two things keep a spinning thread from hurting its neighbours, which matters on a small machine:
+ * Polling for any Netty {@link IoHandler}: after each turn with I/O events the event loop keeps asking the wrapped
+ * handler to poll without blocking ({@link IoHandlerContext#canBlock()} false) for an idle window, and only then
+ * sleeps in the kernel as Netty's loops normally do, until the next event or task. For epoll a poll is
+ * {@code epoll_wait(.., 0)}, for io_uring a look at the completion ring, for NIO {@code selectNow()}; tasks and timers
+ * keep running between polls. Two windows are used ({@link IoEngine#factory}):
  * <ul>
- *   <li>an idle turn calls {@link Thread#yield()}, so a thread that waits for this one's results (an application
- *       thread blocked on a completion, a JIT or GC thread) gets the core at once instead of at the next time
- *       slice; with nothing else runnable the yield returns at once;</li>
- *   <li>after {@link #IDLE_NANOS} without a single I/O event (default 100 ms, system property
- *       {@code io.nvmeof.tcp.busyPollIdleMillis}) the loop sleeps as in the default mode, until the next event or
- *       task, and then spins again. A loop whose last connection closed therefore stops spinning.</li>
+ *   <li><b>default mode: {@link #SPIN_NANOS}</b> (200 µs, system property {@code io.nvmeof.tcp.spinMicros}; 0 turns
+ *       it off and the loops sleep as soon as they are idle). An answer that comes within the window (a response
+ *       to a command just sent, the next batch of a busy host) is picked up without a wake-up. On a VM a cross-core
+ *       wake-up costs tens of µs of latency and of CPU, so this window cuts the queue-depth-1 latency about six-fold
+ *       and raises queue-depth-32 IOPS about two-fold at a lower CPU cost per I/O (perf/README.md, "Measured"). A
+ *       50 µs window was not enough: at queue depth 32 a side that works through a batch for longer lets the other
+ *       fall asleep, and the run settles into sleep/wake-up half the time. The price is paid at low rates: at most
+ *       one window of spinning per event, e.g. 2000 paced I/Os per second cost 1.7× (host) and 2.3× (target) the CPU per I/O of pure
+ *       sleeping. The RDMA queues poll likewise (QueueThreadWaker).</li>
+ *   <li><b>{@code busyPoll} (fio's {@code --hipri}): {@link #BUSY_IDLE_NANOS}</b> (100 ms, system property
+ *       {@code io.nvmeof.tcp.busyPollIdleMillis}): the thread spins as long as the queue is in use; a loop whose
+ *       last connection closed stops spinning after that.</li>
  * </ul>
+ * An idle turn calls {@link Thread#yield()}, so a thread that waits for this one's results (an application thread
+ * blocked on a completion, a JIT or GC thread) gets the core at once instead of at the next time slice; with nothing
+ * else runnable the yield returns at once.
  *
  * <p>Why not Netty's {@code SelectStrategy.BUSY_WAIT}: {@code EpollIoHandler} then spins inside native code until a
  * file descriptor is ready and, because it never arms its wake-up, a task posted from another thread (a host submit,
@@ -29,24 +37,31 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  * once.
  */
 final class BusyPollIoHandler implements IoHandler {
-    static final long IDLE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
-            Long.getLong("io.nvmeof.tcp.busyPollIdleMillis", 100));
+    /** The idle window with busy polling. */
+    static final long BUSY_IDLE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
+            Math.max(0L, Long.getLong("io.nvmeof.tcp.busyPollIdleMillis", 100)));
+    /** The idle window of the default mode; 0: no polling at all. */
+    static final long SPIN_NANOS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(
+            Math.max(0L, Long.getLong("io.nvmeof.tcp.spinMicros", 200)));
 
     private final IoHandler delegate;
+    private final long idleNanos;
     private final NonBlocking context = new NonBlocking();
     /** nanoTime of the last turn with I/O events. */
     private long lastEvent = System.nanoTime();
     private boolean sleeping;
 
-    private BusyPollIoHandler(IoHandler delegate) {
+    private BusyPollIoHandler(IoHandler delegate, long idleNanos) {
         this.delegate = delegate;
+        this.idleNanos = idleNanos;
     }
 
-    static IoHandlerFactory factory(IoHandlerFactory f) {
+    /** Handlers of {@code f} that poll for {@code idleNanos} after the last turn with I/O events, then sleep. */
+    static IoHandlerFactory factory(IoHandlerFactory f, long idleNanos) {
         return new IoHandlerFactory() {
             @Override
             public IoHandler newHandler(ThreadAwareExecutor executor) {
-                return new BusyPollIoHandler(f.newHandler(executor));
+                return new BusyPollIoHandler(f.newHandler(executor), idleNanos);
             }
 
             @Override
@@ -75,7 +90,7 @@ final class BusyPollIoHandler implements IoHandler {
         int n = delegate.run(context);
         if (n > 0) {
             lastEvent = System.nanoTime();
-        } else if (System.nanoTime() - lastEvent > IDLE_NANOS) {
+        } else if (System.nanoTime() - lastEvent > idleNanos) {
             sleeping = true;
         } else {
             Thread.yield();

@@ -31,7 +31,8 @@ import java.util.Locale;
  * </ul>
  *
  * <p>An engine named explicitly that cannot load is an {@link IOException} "io_uring unavailable: cause", never a
- * silent fallback. With {@link IoMode#busyPoll()} every event loop of the group spins ({@link BusyPollIoHandler}).
+ * silent fallback. Queue threads poll for 200 µs after each I/O event before they sleep; with {@link IoMode#busyPoll()}
+ * they spin as long as their queues are in use ({@link BusyPollIoHandler}).
  */
 enum IoEngine {
     EPOLL("epoll"),
@@ -98,14 +99,22 @@ enum IoEngine {
         return b.toString();
     }
 
-    /** A factory for this engine's IoHandler; wrapped so that it never sleeps when {@code busyPoll}. */
+    /**
+     * A factory for this engine's IoHandler for queue threads: polling for {@link BusyPollIoHandler#BUSY_IDLE_NANOS}
+     * after the last I/O event when {@code busyPoll}, else for {@link BusyPollIoHandler#SPIN_NANOS} (unwrapped if 0).
+     */
     IoHandlerFactory factory(boolean busyPoll) {
-        IoHandlerFactory f = switch (this) {
+        long idle = busyPoll ? BusyPollIoHandler.BUSY_IDLE_NANOS : BusyPollIoHandler.SPIN_NANOS;
+        return busyPoll || idle > 0 ? BusyPollIoHandler.factory(sleepingFactory(), idle) : sleepingFactory();
+    }
+
+    /** A factory for this engine's IoHandler as Netty has it: it sleeps whenever idle (accept loops). */
+    IoHandlerFactory sleepingFactory() {
+        return switch (this) {
             case EPOLL -> EpollIoHandler.newFactory();
             case IO_URING -> IoUringIoHandler.newFactory();
             case NIO -> NioIoHandler.newFactory();
         };
-        return busyPoll ? BusyPollIoHandler.factory(f) : f;
     }
 
     Class<? extends ServerChannel> serverChannel() {

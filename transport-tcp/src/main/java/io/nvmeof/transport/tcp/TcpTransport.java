@@ -90,10 +90,11 @@ public final class TcpTransport implements Transport {
         boolean busy = options.ioMode().busyPoll();
         Class<? extends ServerChannel> channelClass = engine.serverChannel();
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
-        // Accepting never busy-polls; the I/O threads do when asked, and then there is one per two cores by default
-        // (each spins a core; Netty's default of two per core would starve the machine).
+        // Accepting never polls. The I/O threads poll briefly after each event (BusyPollIoHandler.SPIN_NANOS), or spin
+        // when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's default
+        // of two per core would starve the machine).
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvme-tcp-accept-" + tag, true),
-                engine.factory(false));
+                engine.sleepingFactory());
         int threads = options.ioThreads() > 0 ? options.ioThreads()
                 : busy ? Math.max(1, NettyRuntime.availableProcessors() / 2) : 0;
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(threads,
