@@ -142,9 +142,15 @@ class SoftRnicTest {
 
     @Test
     void connectToNothingFails() throws Exception {
-        InetSocketAddress a = listener.localAddress();
-        listener.close();
-        assertThrows(IOException.class, () -> provider.connect(a, ATTRS, null, null, Duration.ofSeconds(2)));
+        // A port that is bound but not listening: refused at once, and no other listener (of a test running alongside,
+        // or a child process) can take it meanwhile, as it could a just-closed listener's port; nor can the connect's
+        // own ephemeral port be it (a TCP self-connect).
+        try (java.net.Socket reserved = new java.net.Socket()) {
+            reserved.setReuseAddress(false);
+            reserved.bind(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0));
+            InetSocketAddress a = (InetSocketAddress) reserved.getLocalSocketAddress();
+            assertThrows(IOException.class, () -> provider.connect(a, ATTRS, null, null, Duration.ofSeconds(2)));
+        }
     }
 
     @Test
