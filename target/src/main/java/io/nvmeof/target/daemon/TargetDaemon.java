@@ -87,8 +87,9 @@ public final class TargetDaemon implements Callable<Integer> {
     String ioEngine;
 
     @Option(names = "--busy-poll",
-            description = "Busy-poll on the queue threads instead of sleeping (fio's --hipri): lowest latency, but each "
-                    + "I/O thread spins one core. One I/O thread per two cores unless configured.")
+            description = "Busy-poll on the queue threads while their queues are in use (fio's --hipri) instead of "
+                    + "polling 200 us after each event and then sleeping: lowest latency, but each I/O thread spins one "
+                    + "core. One I/O thread per two cores unless configured.")
     boolean busyPoll;
 
     /** The engines --io-engine accepts (the TCP transport's; see transport-tcp/README.md). */
