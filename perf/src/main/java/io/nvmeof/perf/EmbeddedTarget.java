@@ -35,6 +35,9 @@ public final class EmbeddedTarget implements AutoCloseable {
         this.hook = hook;
     }
 
+    /** The first JVM option of the target process: how it (and an orphan of it) can be told apart. */
+    static final String MARKER = "-Dnvmeof.perf.embeddedTarget=true";
+
     /**
      * Starts the daemon and waits until it listens (at most 60 s).
      *
@@ -45,6 +48,9 @@ public final class EmbeddedTarget implements AutoCloseable {
     public static EmbeddedTarget start(String transport, long namespaceBytes, List<String> extraArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBinary());
+        // Names the process near the start of its command line, which ps and ProcessHandle.Info show in full (the
+        // JDK cuts Info.commandLine() at 4096 bytes, well before the main class behind a long class path).
+        cmd.add(MARKER);
         cmd.add("-Xms256m");
         cmd.add("-Xmx1g");
         cmd.add("-XX:MaxDirectMemorySize=" + Math.max(2L << 30, namespaceBytes + (1L << 30)));

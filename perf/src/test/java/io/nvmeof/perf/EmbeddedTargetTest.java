@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class EmbeddedTargetTest {
     static List<ProcessHandle> targetProcesses() {
         return ProcessHandle.current().descendants()
-                .filter(p -> p.isAlive() && p.info().commandLine().orElse("").contains("TargetDaemon"))
+                .filter(p -> p.isAlive() && p.info().commandLine().orElse("").contains(EmbeddedTarget.MARKER))
                 .collect(Collectors.toList());
     }
 
