@@ -21,8 +21,8 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  *       and raises queue-depth-32 IOPS about two-fold at a lower CPU cost per I/O (perf/README.md, "Measured"). A
  *       50 µs window was not enough: at queue depth 32 a side that works through a batch for longer lets the other
  *       fall asleep, and the run settles into sleep/wake-up half the time. The price is paid at low rates: at most
- *       one window of spinning per event, e.g. 2000 paced I/Os per second cost 1.7× (host) and 2.3× (target) the CPU per I/O of pure
- *       sleeping. The RDMA queues poll likewise (QueueThreadWaker).</li>
+ *       one window of spinning per event, e.g. 2000 paced I/Os per second cost 1.7× (host) and 2.3× (target) the
+ *       CPU per I/O of pure sleeping. The RDMA queues poll likewise (QueueThreadWaker).</li>
  *   <li><b>{@code busyPoll} (fio's {@code --hipri}): {@link #BUSY_IDLE_NANOS}</b> (100 ms, system property
  *       {@code io.nvmeof.tcp.busyPollIdleMillis}): the thread spins as long as the queue is in use; a loop whose
  *       last connection closed stops spinning after that.</li>

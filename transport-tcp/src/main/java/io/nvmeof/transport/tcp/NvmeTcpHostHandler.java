@@ -54,7 +54,8 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  *   <li>C2HData: a known controller→host CID, DATAO = bytes so far, DATAO + DATAL ≤ LENGTH, SUCCESS only with
  *       LAST_PDU and the whole length (checked by the decoder as soon as the header is in); the data is copied once,
  *       from the socket's read buffers into the caller's buffer, piece by piece as it arrives (the decoder streams
- *       it to {@link #c2hData}, so a 128 KiB read never grows the cumulation to 128 KiB). SUCCESS completes the command with a synthesized CQE
+ *       it to {@link #c2hData}, so a 128 KiB read never grows the cumulation to 128 KiB). SUCCESS completes the
+ *       command with a synthesized CQE
  *       (status 0, DW0 = DW1 = 0). A bad data digest fails that command with Data Transfer Error (§5.8).</li>
  *   <li>CapsuleResp: a known CID → {@link HostCommand#onResponse} with a CQE flyweight valid during the call.</li>
  *   <li>Faults (unknown CID, bad lengths or order, header digest error, unexpected PDU) and C2HTermReq: logged; the
@@ -75,7 +76,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     public static final int FABRICS_IN_CAPSULE_LIMIT = NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE;
     /**
      * The decoder's own bound on one C2HData; the real bound is the command's length, checked by {@link #check} as
-     * soon as the header is in, before the data is buffered.
+     * soon as the header is in, before any of the data is passed on.
      */
     private static final int MAX_C2H_DATA = Integer.MAX_VALUE - 1024;
     private static final int DIRECTION_NONE = 0;
@@ -340,8 +341,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     }
 
     /**
-     * {@link NvmeTcpPduDecoder.C2hDataCheck}: the C2HData rules of §5.10/§7.5, before the data is buffered. Also
-     * called again from {@link #onC2hData}; it is cheap and allocates only to describe a fault.
+     * {@link NvmeTcpPduDecoder.C2hDataCheck}: the C2HData rules of §5.10/§7.5, as soon as the header is in and before
+     * any of its data reaches {@link #c2hData}; it allocates only to describe a fault.
      */
     @Override
     public String check(int cid, long datao, int datal, int flags) {
@@ -382,13 +383,9 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         if (closed) {
             return;
         }
-        TcpHostRequest r = requests[cid];
-        if (r.state != TcpHostRequest.State.SENT || r.received > offset) {
-            // Cannot happen after check(): nothing completes or reuses a CID while its C2HData streams in.
-            shutdown(new IllegalStateException("C2HData bytes for CID " + cid + " in state " + r.state));
-            return;
-        }
-        copyOut(src, index, r, (int) offset, length);
+        // check() accepted the header, and nothing but shutdown (closed) completes or reuses a CID while its C2HData
+        // streams in.
+        copyOut(src, index, requests[cid], (int) offset, length);
     }
 
     /** {@link NvmeTcpPduDecoder.C2hDataSink}: the end of a C2HData, and completion on SUCCESS (§5.10). */
