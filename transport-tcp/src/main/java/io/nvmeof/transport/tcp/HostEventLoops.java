@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * The event loops of the host side: one group per JVM per engine and mode (the default, which polls briefly and then
- * sleeps, or busy-polling), created on the first {@link TcpTransport#connect} that needs it, sized to the number of cores, with daemon threads named
- * {@code nvme-tcp-host-<engine>[-busy]-*}. Each connection is registered with one loop of the group for its whole
+ * sleeps, or busy-polling), created on the first {@link TcpTransport#connect} that needs it, sized to the number of
+ * cores, with daemon threads named {@code nvme-tcp-host-<engine>[-busy]-*}. Each connection is registered with one loop of the group for its whole
  * life; that thread is its queue's thread. Netty starts a loop's thread only when the first connection lands on it,
  * so a busy-polling group spins exactly as many cores as it has connections (up to its size).
  *
