@@ -11,13 +11,13 @@ import java.util.Map;
 /**
  * The event loops of the host side: one group per JVM per engine and mode (the default, which polls briefly and then
  * sleeps, or busy-polling), created on the first {@link TcpTransport#connect} that needs it, sized to the number of
- * cores, with daemon threads named {@code nvme-tcp-host-<engine>[-busy]-*}. Each connection is registered with one loop of the group for its whole
- * life; that thread is its queue's thread. Netty starts a loop's thread only when the first connection lands on it,
- * so a busy-polling group spins exactly as many cores as it has connections (up to its size).
+ * cores, with daemon threads named {@code nvme-tcp-host-<engine>[-busy]-*}. Each connection is registered with one loop
+ * of the group for its whole life; that thread is its queue's thread. Netty starts a loop's thread only when the first
+ * connection lands on it, so a busy-polling group spins exactly as many cores as it has connections (up to its size).
  *
  * <p>The groups are never shut down: their threads are daemons and idle sleeping ones cost nothing, and a group that
  * outlives every queue avoids a start/stop race between one initiator closing its last queue and another opening
- * one. A busy-polling thread keeps spinning after its last queue closed (until the JVM exits).
+ * one. A busy-polling thread stops spinning 100 ms after its last I/O event, so an idle group costs nothing either.
  */
 final class HostEventLoops {
     private static final Map<IoEngine, EventLoopGroup> SLEEPING = new EnumMap<>(IoEngine.class);
