@@ -4,7 +4,7 @@
 #   perf/measure.sh [OUTDIR]          # default OUTDIR: perf/build/measure-<date>
 #
 # It runs, in this order:
-#   1. the loopback TCP floor: ../shared/tools/tcp-floor/floor.sh poll and block (p50, p99, round trips/s);
+#   1. the loopback TCP floor: perf/tcp-floor/floor.sh poll and block (p50, p99, round trips/s);
 #   2. bin/nvmeof-perf (initiator here, our target started by it in its own JVM), each --output-format json:
 #        qd1  4k randread --hipri            (busy polling on both sides)    goal: p50 <= 2.0 x floor poll p50
 #        qd1  4k randread                    (default: sleeping)             goal: p50 <= 1.3 x floor block p50
@@ -29,7 +29,7 @@ RAMP=${RAMP:-3}
 FLOOR_SECONDS=${FLOOR_SECONDS:-5}
 SETUP=${SETUP:-tcp}
 PERF=${PERF:-$ROOT/bin/nvmeof-perf}
-FLOOR=${FLOOR:-$ROOT/../shared/tools/tcp-floor/floor.sh}
+FLOOR=${FLOOR:-$ROOT/perf/tcp-floor/floor.sh}
 mkdir -p "$OUT"
 command -v python3 >/dev/null || { echo "measure.sh: python3 is needed to read the JSON" >&2; exit 1; }
 echo "measure.sh: results in $OUT" >&2

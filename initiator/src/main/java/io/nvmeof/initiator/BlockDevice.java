@@ -64,7 +64,7 @@ public final class BlockDevice {
         return Controller.await(writeAsync(offset, src), namespace.controller().timeoutNanos());
     }
 
-    /** Flushes the namespace (§4.3). */
+    /** Flushes the namespace (nvmeof-protocol.md §4.3). */
     public void flush() throws NvmeException {
         namespace.flush();
     }

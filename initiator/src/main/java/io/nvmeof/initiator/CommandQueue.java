@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The host side of one queue (admin or I/O) on top of a transport {@link HostQueue}: a fixed array of reusable
- * {@link CommandSlot}s, one per command ID (CID = slot index, §1.1), like the CID-indexed arrays of the Linux host and
- * SPDK (architecture sketch).
+ * {@link CommandSlot}s, one per command ID (CID = slot index, nvmeof-protocol.md §1.1), like the CID-indexed arrays of the Linux host and
+ * SPDK (docs/ARCHITECTURE.md).
  *
  * <p>Slot acquisition is lock-free: a Treiber stack of slot indexes whose head carries a version tag against ABA. A
  * {@link Semaphore} with one permit per slot gives back-pressure: {@link #tryAcquire()} never waits, {@link #acquire}

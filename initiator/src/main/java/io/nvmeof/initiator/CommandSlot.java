@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * One reusable command of a {@link CommandQueue}; its index is its CID (§1.1). It owns a 64-byte SQE and remembers the
+ * One reusable command of a {@link CommandQueue}; its index is its CID (nvmeof-protocol.md §1.1). It owns a 64-byte SQE and remembers the
  * data buffer, the deadline and where the completion goes: an {@link IoCallback} with an attachment (I/O, allocation
  * free on success) or a future of the raw {@link Completion} (admin and fabrics commands, which check statuses
  * themselves).
@@ -37,7 +37,7 @@ final class CommandSlot implements HostCommand {
     private static final AtomicIntegerFieldUpdater<CommandSlot> STATE =
             AtomicIntegerFieldUpdater.newUpdater(CommandSlot.class, "state");
 
-    /** A completion as admin code sees it (§1.2). */
+    /** A completion as admin code sees it (nvmeof-protocol.md §1.2). */
     record Completion(int dw0, int dw1, int status) {
         long result64() {
             return (dw0 & 0xFFFFFFFFL) | ((long) dw1 << 32);
@@ -67,7 +67,7 @@ final class CommandSlot implements HostCommand {
         sqe.wrap(ByteBuffer.allocateDirect(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN), 0);
     }
 
-    /** Clears the SQE and sets FLAGS 0x40 (SGL, required on fabrics, §1.1) and CID; the caller fills the rest. */
+    /** Clears the SQE and sets FLAGS 0x40 (SGL, required on fabrics, nvmeof-protocol.md §1.1) and CID; the caller fills the rest. */
     SubmissionQueueEntry prepare() {
         // Release stores (no fence) for the plain state changes of the I/O path: the transport's hand-off (same thread,
         // or its MPSC queue) and the slot free list's CAS order them; the timer thread only needs them eventually.

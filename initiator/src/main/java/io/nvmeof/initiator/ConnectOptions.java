@@ -11,7 +11,7 @@ import java.time.Duration;
  *
  * @param hostIdentity   the host NQN and host ID (null: the URI's hostnqn, else {@link HostIdentity#defaults()})
  * @param connectTimeout how long each connection (TCP connect + ICReq/ICResp) may take; default 10 s, as the Linux
- *                       host waits for an ICResp (§7.1 step 2)
+ *                       host waits for an ICResp (nvmeof-protocol.md §7.1 step 2)
  * @param transport      a transport instance to use instead of looking one up by the URI's scheme (null: {@link
  *                       Transport#find})
  * @param ioMode         the I/O queues' event-loop engine and busy polling (null: the URI's {@code engine=} and

@@ -40,15 +40,15 @@ import java.util.function.IntConsumer;
 
 /**
  * A connected NVMe-oF controller: its admin queue, its I/O queues and its namespaces. Made by {@link Nvme#connect};
- * {@link #close()} shuts it down in order (protocol reference §7.3).
+ * {@link #close()} shuts it down in order (nvmeof-protocol.md §7.3).
  *
- * <p>Bring-up follows the Linux host's sequence and the conservative initiator profile (§7.1, §7.8): admin queue and
+ * <p>Bring-up follows the Linux host's sequence and the conservative initiator profile (nvmeof-protocol.md §7.1, §7.8): admin queue and
  * fabrics Connect (SQSIZE 31, KATO, CNTLID 0xFFFF), Property Get CAP, Set CC 0x00460000 then EN, poll CSTS.RDY within
- * CAP.TO, Get VS, Identify Controller with the host checks of §7.5, Set Features Number of Queues, one Connect per I/O
+ * CAP.TO, Get VS, Identify Controller with the host checks of nvmeof-protocol.md §7.5, Set Features Number of Queues, one Connect per I/O
  * queue, Asynchronous Event Requests when OAES allows, and the namespace scan. Keep Alive goes out every KATO/2.
  *
  * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout <em>fails</em> the controller, as the
- * Linux host's error recovery tears down every connection (§7.3): every outstanding command completes with
+ * Linux host's error recovery tears down every connection (nvmeof-protocol.md §7.3): every outstanding command completes with
  * {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out), later commands fail at
  * once, and {@link #failure()} says why. There is no automatic reconnect: connect again.
  *
@@ -56,13 +56,13 @@ import java.util.function.IntConsumer;
  */
 public final class Controller implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
-    /** Admin queue entries: 32 (SQSIZE 31), Linux's NVME_AQ_DEPTH (§8). */
+    /** Admin queue entries: 32 (SQSIZE 31), Linux's NVME_AQ_DEPTH (nvmeof-protocol.md §8). */
     static final int ADMIN_QUEUE_SIZE = 32;
-    /** CC for the enable handshake: IOSQES 6, IOCQES 4, MPS 0, AMS 0, CSS 0 (§2.3, §7.8; no CSI). */
+    /** CC for the enable handshake: IOSQES 6, IOCQES 4, MPS 0, AMS 0, CSS 0 (nvmeof-protocol.md §2.3, §7.8; no CSI). */
     static final int CC_INITIAL = (6 << Properties.CC_IOSQES_SHIFT) | (4 << Properties.CC_IOCQES_SHIFT);
-    /** OAES bits the host enables: NS attribute (8), FW activation (9), ANA (11), discovery log change (31), §3.4. */
+    /** OAES bits the host enables: NS attribute (8), FW activation (9), ANA (11), discovery log change (31), nvmeof-protocol.md §3.4. */
     static final int OAES_HOST_MASK = 0x80000B00;
-    /** Shutdown wait: 5 s, the Linux default (§7.3). */
+    /** Shutdown wait: 5 s, the Linux default (nvmeof-protocol.md §7.3). */
     static final long SHUTDOWN_TIMEOUT_MILLIS = 5000;
     private static final AtomicInteger IDS = new AtomicInteger();
 
@@ -125,7 +125,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    // ---- bring-up (§7.1) ----
+    // ---- bring-up (nvmeof-protocol.md §7.1) ----
 
     private void bringUp() throws NvmeException {
         transport = resolveTransport();
@@ -138,22 +138,22 @@ public final class Controller implements AutoCloseable {
         tasks.add(timer.scheduleWithFixedDelay(this::checkTimeouts, tick, tick, TimeUnit.MILLISECONDS));
 
         admin = openQueue(0, ADMIN_QUEUE_SIZE);
-        // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (§2.2, §7.1 step 3).
+        // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (nvmeof-protocol.md §2.2, §7.1 step 3).
         CommandSlot.Completion connect = fabricsConnect(admin, ADMIN_QUEUE_SIZE - 1, uri.katoMillis(), ConnectData.CNTLID_DYNAMIC);
         cntlid = connect.dw0() & 0xFFFF;
         int authreq = connect.dw0() >>> 16;
         if ((authreq & 0x6) != 0) {
-            // AUTHREQ ATR/ASCR (bits 17/18 of DW0): DH-HMAC-CHAP is not implemented (§2.5).
+            // AUTHREQ ATR/ASCR (bits 17/18 of DW0): DH-HMAC-CHAP is not implemented (nvmeof-protocol.md §2.5).
             throw new NvmeException("the controller requires in-band authentication (AUTHREQ 0x" + Integer.toHexString(authreq)
                     + "), which this initiator does not implement");
         }
         cap = propertyGet(Properties.CAP, true);
         if (Properties.capMpsmin(cap) != 0) {
-            // The host page size is 4 KiB; a larger minimum is refused like Linux does (§2.3, §7.5).
+            // The host page size is 4 KiB; a larger minimum is refused like Linux does (nvmeof-protocol.md §2.3, §7.5).
             throw new NvmeException("controller CAP.MPSMIN is " + Properties.capMpsmin(cap) + " (minimum page "
                     + (4096 << Properties.capMpsmin(cap)) + " bytes); only 4 KiB pages are supported");
         }
-        // Enable handshake (§2.3, §7.8): CC with EN=0, then EN=1, then wait for CSTS.RDY.
+        // Enable handshake (nvmeof-protocol.md §2.3, §7.8): CC with EN=0, then EN=1, then wait for CSTS.RDY.
         cc = CC_INITIAL;
         propertySet(Properties.CC, cc);
         cc |= Properties.CC_EN;
@@ -167,7 +167,7 @@ public final class Controller implements AutoCloseable {
         checkIdentity();
 
         if (uri.katoMillis() > 0) {
-            // Keep Alive every KATO/2 (§3.5, §7.8); Linux checks at KATO/2 too (KATO/4 only with TBKAS).
+            // Keep Alive every KATO/2 (nvmeof-protocol.md §3.5, §7.8); Linux checks at KATO/2 too (KATO/4 only with TBKAS).
             long period = Math.max(1, uri.katoMillis() / 2);
             tasks.add(timer.scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS));
         }
@@ -219,7 +219,7 @@ public final class Controller implements AutoCloseable {
     }
 
     private void waitReady() throws NvmeException {
-        // (CAP.TO + 1) × 500 ms, a little more than Linux's (TO+1)/2 s (§2.3, §7.1 step 9).
+        // (CAP.TO + 1) × 500 ms, a little more than Linux's (TO+1)/2 s (nvmeof-protocol.md §2.3, §7.1 step 9).
         long limit = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos((Properties.capTimeout(cap) + 1) * 500L);
         while (true) {
             int csts = (int) propertyGet(Properties.CSTS, false);
@@ -237,12 +237,12 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    /** The host-side checks of Identify Controller (§3.2.1, §7.5). */
+    /** The host-side checks of Identify Controller (nvmeof-protocol.md §3.2.1, §7.5). */
     private void checkIdentity() throws NvmeException {
         ControllerIdentity id = identity;
         if (id.cntlid() != cntlid) {
             throw new NvmeException("Identify CNTLID " + id.cntlid() + " differs from the Connect CNTLID " + cntlid
-                    + " (\"Mismatching cntlid\", §7.5)");
+                    + " (\"Mismatching cntlid\", nvmeof-protocol.md §7.5)");
         }
         if (uri.isDiscovery()) {
             if (!id.isDiscovery() && !Nqn.DISCOVERY.equals(id.subnqn())) {
@@ -251,28 +251,28 @@ public final class Controller implements AutoCloseable {
             return;
         }
         if (id.kas() == 0) {
-            throw new NvmeException("controller reports KAS 0; keep alive support is mandatory for fabrics (§3.2.1)");
+            throw new NvmeException("controller reports KAS 0; keep alive support is mandatory for fabrics (nvmeof-protocol.md §3.2.1)");
         }
         if (id.ioccsz() < 4 || id.iorcsz() < 1) {
             throw new NvmeException("controller reports IOCCSZ " + id.ioccsz() + " / IORCSZ " + id.iorcsz()
-                    + " (need ≥ 4 / ≥ 1, §3.2.1)");
+                    + " (need ≥ 4 / ≥ 1, nvmeof-protocol.md §3.2.1)");
         }
         if (id.icdoff() != 0) {
-            throw new NvmeException("controller reports ICDOFF " + id.icdoff() + "; only 0 is supported (§3.2.1)");
+            throw new NvmeException("controller reports ICDOFF " + id.icdoff() + "; only 0 is supported (nvmeof-protocol.md §3.2.1)");
         }
         if ("rdma".equals(transport.name()) ? (id.sgls() & 0x4) == 0 : (id.sgls() & 0x3) == 0) {
             throw new NvmeException("controller does not support the SGLs this transport needs (SGLS 0x"
-                    + Long.toHexString(id.sgls()) + ", §3.2.1)");
+                    + Long.toHexString(id.sgls()) + ", nvmeof-protocol.md §3.2.1)");
         }
     }
 
     private void createIoQueues() throws NvmeException {
         int wanted = uri.queues();
-        // Set Features Number of Queues, both counts 0's based (§3.4, §7.1 step 17).
+        // Set Features Number of Queues, both counts 0's based (nvmeof-protocol.md §3.4, §7.1 step 17).
         CommandSlot.Completion c = adminOk(e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x07)
                 .cdw(11, (wanted - 1) | ((wanted - 1) << 16)), null, 0);
         int granted = Math.min(wanted, Math.min(c.dw0() & 0xFFFF, c.dw0() >>> 16) + 1);
-        // Queue size: min(depth, MQES + 1, MAXCMD) (§3.2.1, §7.8).
+        // Queue size: min(depth, MQES + 1, MAXCMD) (nvmeof-protocol.md §3.2.1, §7.8).
         int size = Math.min(uri.depth(), Properties.capMqes(cap) + 1);
         if (identity.maxcmd() > 0) {
             size = Math.min(size, identity.maxcmd());
@@ -284,8 +284,8 @@ public final class Controller implements AutoCloseable {
             CommandQueue q = openQueue(qid, ioQueueSize);
             qs[qid - 1] = q;
             ioQueues = java.util.Arrays.copyOf(qs, qid); // visible to close() if a later queue fails
-            fabricsConnect(q, ioQueueSize - 1, 0, cntlid); // I/O Connect: KATO 0, the admin CNTLID (§2.2, §7.1 step 19)
-            q.transport.maxInCapsuleData(maxInCapsule);   // IOCCSZ×16−64 (§3.2.1)
+            fabricsConnect(q, ioQueueSize - 1, 0, cntlid); // I/O Connect: KATO 0, the admin CNTLID (nvmeof-protocol.md §2.2, §7.1 step 19)
+            q.transport.maxInCapsuleData(maxInCapsule);   // IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1)
         }
         ioQueues = qs;
     }
@@ -293,7 +293,7 @@ public final class Controller implements AutoCloseable {
     private void enableAsyncEvents() throws NvmeException {
         int mask = identity.oaes() & OAES_HOST_MASK;
         if (mask == 0) {
-            return; // Linux sends no AER unless OAES & 0x80000B00 ≠ 0 (§3.6)
+            return; // Linux sends no AER unless OAES & 0x80000B00 ≠ 0 (nvmeof-protocol.md §3.6)
         }
         CommandSlot.Completion c = admin(e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x0B).cdw(11, mask), null, 0);
         if (!c.ok()) {
@@ -315,7 +315,7 @@ public final class Controller implements AutoCloseable {
         if (!c.ok()) {
             String detail = "";
             if (Status.is(c.status(), Status.CONNECT_INVALID_PARAMETERS)) {
-                // IPO/IATTR say which field was refused (§2.2).
+                // IPO/IATTR say which field was refused (nvmeof-protocol.md §2.2).
                 int ipo = c.dw0() & 0xFFFF;
                 boolean inData = ((c.dw0() >>> 16) & 1) != 0;
                 detail = " (bad " + (inData ? "Connect data" : "command") + " field at byte " + ipo
@@ -339,7 +339,7 @@ public final class Controller implements AutoCloseable {
                 .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL), null, 0);
     }
 
-    /** Identify (§3.2): a 4096-byte page. */
+    /** Identify (nvmeof-protocol.md §3.2): a 4096-byte page. */
     ByteBuffer identify(int cns, int nsid) throws NvmeException {
         ByteBuffer page = ByteBuffer.allocateDirect(ControllerIdentity.SIZE).order(ByteOrder.LITTLE_ENDIAN);
         adminOk(e -> e.opcode(AdminOpcode.IDENTIFY.code()).nsid(nsid).cdw(10, cns), page, ControllerIdentity.SIZE);
@@ -347,7 +347,7 @@ public final class Controller implements AutoCloseable {
     }
 
     /**
-     * Reads {@code length} bytes of log page {@code lid} from byte {@code offset} with Get Log Page (§3.3; RAE 0), for
+     * Reads {@code length} bytes of log page {@code lid} from byte {@code offset} with Get Log Page (nvmeof-protocol.md §3.3; RAE 0), for
      * the pages this library does not decode itself, e.g. SMART/health (0x02) or a vendor-specific page (0xC0–0xFF).
      *
      * @param nsid   0 for a controller-wide page, 0xFFFFFFFF for all namespaces, else a namespace
@@ -370,7 +370,7 @@ public final class Controller implements AutoCloseable {
         return getLogPage(lid, nsid, offset, length, false);
     }
 
-    /** Get Log Page (§3.3): {@code length} bytes (a multiple of 4) from byte offset {@code lpo}. */
+    /** Get Log Page (nvmeof-protocol.md §3.3): {@code length} bytes (a multiple of 4) from byte offset {@code lpo}. */
     ByteBuffer getLogPage(int lid, int nsid, long lpo, int length, boolean rae) throws NvmeException {
         ByteBuffer buf = ByteBuffer.allocateDirect(length).order(ByteOrder.LITTLE_ENDIAN);
         int numd = length / 4 - 1; // 0's based dword count, split in NUMDL/NUMDU
@@ -473,7 +473,7 @@ public final class Controller implements AutoCloseable {
             return; // every admin slot busy: the controller sees traffic anyway; try at the next period
         }
         s.prepare().opcode(AdminOpcode.KEEP_ALIVE.code());
-        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery (§3.5).
+        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery (nvmeof-protocol.md §3.5).
         s.submit(null, 0, 0, TimeUnit.MILLISECONDS.toNanos(uri.katoMillis())).whenComplete((c, err) -> {
             if (closing) {
                 return;
@@ -497,7 +497,7 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    /** A command timed out: fail the controller (its queues close, every other command fails), §7.3. */
+    /** A command timed out: fail the controller (its queues close, every other command fails), nvmeof-protocol.md §7.3. */
     void commandTimedOut(NvmeTimeoutException e) {
         fail(new NvmeTimeoutException("controller failed: " + e.getMessage()));
     }
@@ -510,7 +510,7 @@ public final class Controller implements AutoCloseable {
                 + (cause != null ? ": " + cause.getMessage() : ""), cause));
     }
 
-    /** Fails the controller: closes every queue without writing CC (error recovery, §7.3). Idempotent. */
+    /** Fails the controller: closes every queue without writing CC (error recovery, nvmeof-protocol.md §7.3). Idempotent. */
     void fail(NvmeException cause) {
         synchronized (this) {
             if (failure != null || closing) {
@@ -563,7 +563,7 @@ public final class Controller implements AutoCloseable {
         return !closed.get() && failure == null;
     }
 
-    // ---- asynchronous events (§3.6) ----
+    // ---- asynchronous events (nvmeof-protocol.md §3.6) ----
 
     private void submitAsyncEventRequest() {
         if (closing || failure != null) {
@@ -575,13 +575,13 @@ public final class Controller implements AutoCloseable {
             return;
         }
         s.prepare().opcode(AdminOpcode.ASYNC_EVENT_REQUEST.code());
-        // No timeout: the controller holds an AER until an event happens (§3.6).
+        // No timeout: the controller holds an AER until an event happens (nvmeof-protocol.md §3.6).
         s.submit(null, 0, 0, 0).whenComplete((c, err) -> {
             if (err != null || closing || failure != null) {
                 return;
             }
             if (!c.ok()) {
-                // Linux does not re-issue after an error status (§3.6).
+                // Linux does not re-issue after an error status (nvmeof-protocol.md §3.6).
                 LOG.log(Level.WARNING, "Asynchronous Event Request failed: " + Status.toString(c.status()));
                 return;
             }
@@ -608,10 +608,10 @@ public final class Controller implements AutoCloseable {
     }
 
     private void namespacesChanged() throws NvmeException {
-        // Changed Namespace List (LID 0x04, NSID 0xFFFFFFFF, RAE 0 clears the event, §3.3).
+        // Changed Namespace List (LID 0x04, NSID 0xFFFFFFFF, RAE 0 clears the event, nvmeof-protocol.md §3.3).
         ByteBuffer log = getLogPage(0x04, 0xFFFFFFFF, 0, 4096, false);
         List<Integer> changed = new ArrayList<>();
-        boolean all = log.getInt(0) == 0xFFFFFFFF; // more than 1024 changed (§3.3)
+        boolean all = log.getInt(0) == 0xFFFFFFFF; // more than 1024 changed (nvmeof-protocol.md §3.3)
         for (int i = 0; !all && i < 1024; i++) {
             int nsid = log.getInt(4 * i);
             if (nsid == 0) {
@@ -658,7 +658,7 @@ public final class Controller implements AutoCloseable {
         List<Integer> active = new ArrayList<>();
         int after = 0;
         while (true) {
-            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full (§3.2).
+            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full (nvmeof-protocol.md §3.2).
             ByteBuffer page = identify(0x02, after);
             int n = 0;
             for (; n < 1024; n++) {
@@ -682,7 +682,7 @@ public final class Controller implements AutoCloseable {
             }
             NamespaceIdentity id = identifyNamespace(nsid);
             if (id == null || !id.present()) {
-                continue; // NCAP 0: absent (§3.2)
+                continue; // NCAP 0: absent (nvmeof-protocol.md §3.2)
             }
             if (existing != null) {
                 existing.update(id);
@@ -698,7 +698,7 @@ public final class Controller implements AutoCloseable {
         ByteBuffer page = identify(0x00, nsid);
         ByteBuffer descriptors = null;
         if (vs >= 0x00010300) {
-            // CNS 0x03 exists from 1.3 on; Linux skips the namespace if it fails, we only lose the UUID (§3.2.4).
+            // CNS 0x03 exists from 1.3 on; Linux skips the namespace if it fails, we only lose the UUID (nvmeof-protocol.md §3.2.4).
             try {
                 descriptors = identify(0x03, nsid);
             } catch (NvmeStatusException e) {
@@ -707,7 +707,7 @@ public final class Controller implements AutoCloseable {
         }
         NamespaceIdentity id = NamespaceIdentity.parse(nsid, page, descriptors);
         if (id.present() && (id.ms() != 0 || id.lbads() < 9 || id.lbads() > 16)) {
-            // Metadata without PI, or a block size outside 512 B..64 KiB: Linux sets capacity 0 for these (§7.5).
+            // Metadata without PI, or a block size outside 512 B..64 KiB: Linux sets capacity 0 for these (nvmeof-protocol.md §7.5).
             LOG.log(Level.WARNING, "namespace " + nsid + " has an unsupported format (LBADS " + id.lbads() + ", MS "
                     + id.ms() + "); ignored");
             return null;
@@ -715,10 +715,10 @@ public final class Controller implements AutoCloseable {
         return id;
     }
 
-    // ---- discovery (§3.3, §7.2) ----
+    // ---- discovery (nvmeof-protocol.md §3.3, §7.2) ----
 
     /**
-     * Reads the discovery log the way libnvme does (§3.3): the 20-byte header, then the entries from byte 1024 in
+     * Reads the discovery log the way libnvme does (nvmeof-protocol.md §3.3): the 20-byte header, then the entries from byte 1024 in
      * chunks of at most 4096 bytes, then the header again; if GENCTR changed meanwhile it starts over (up to 10 times).
      *
      * @throws IllegalStateException if this is not a discovery controller
@@ -743,7 +743,7 @@ public final class Controller implements AutoCloseable {
             ByteBuffer entries = ByteBuffer.allocate((int) total).order(ByteOrder.LITTLE_ENDIAN);
             for (long off = 0; off < total; off += 4096) {
                 int len = (int) Math.min(4096, total - off);
-                // RAE = 1 on every chunk but the last, like libnvme (§3.3).
+                // RAE = 1 on every chunk but the last, like libnvme (nvmeof-protocol.md §3.3).
                 ByteBuffer chunk = getLogPage(0x70, 0, 1024 + off, len, off + len < total);
                 entries.put((int) off, chunk, 0, len);
                 hook = discoveryReadHook;
@@ -777,7 +777,7 @@ public final class Controller implements AutoCloseable {
                 b.getInt(at + 768), b.getShort(at + 776) & 0xFFFF);
     }
 
-    /** A discovery text field: NUL-terminated or padded; trailing spaces stripped like libnvme (§3.3). */
+    /** A discovery text field: NUL-terminated or padded; trailing spaces stripped like libnvme (nvmeof-protocol.md §3.3). */
     private static String text(ByteBuffer b, int at, int width) {
         int len = 0;
         while (len < width && b.get(at + len) != 0) {
@@ -812,7 +812,7 @@ public final class Controller implements AutoCloseable {
         return host;
     }
 
-    /** The controller ID the Connect returned (§2.2). */
+    /** The controller ID the Connect returned (nvmeof-protocol.md §2.2). */
     public int cntlid() {
         return cntlid;
     }
@@ -846,12 +846,12 @@ public final class Controller implements AutoCloseable {
         return identity.subnqn();
     }
 
-    /** VS, e.g. "1.3.0" (§2.3). */
+    /** VS, e.g. "1.3.0" (nvmeof-protocol.md §2.3). */
     public String version() {
         return ControllerIdentity.versionString(vs);
     }
 
-    /** CAP (§2.3). */
+    /** CAP (nvmeof-protocol.md §2.3). */
     public long capabilities() {
         return cap;
     }
@@ -870,7 +870,7 @@ public final class Controller implements AutoCloseable {
         return ioQueueSize;
     }
 
-    /** In-capsule data bytes allowed on I/O queues: IOCCSZ×16−64 (§3.2.1). */
+    /** In-capsule data bytes allowed on I/O queues: IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1). */
     public int maxInCapsuleData() {
         return maxInCapsule;
     }
@@ -978,7 +978,7 @@ public final class Controller implements AutoCloseable {
         return (uri.host().indexOf(':') >= 0 ? "[" + uri.host() + "]" : uri.host()) + ":" + uri.port();
     }
 
-    // ---- shutdown (§7.3) ----
+    // ---- shutdown (nvmeof-protocol.md §7.3) ----
 
     /**
      * Shuts the controller down: closes the I/O queues (their outstanding commands fail with
@@ -1024,7 +1024,7 @@ public final class Controller implements AutoCloseable {
     }
 
     private void shutdown() throws NvmeException {
-        // CC.SHN = 01 with EN still 1, then poll CSTS.SHST until 10b (§2.3, §7.3 step 3).
+        // CC.SHN = 01 with EN still 1, then poll CSTS.SHST until 10b (nvmeof-protocol.md §2.3, §7.3 step 3).
         propertySet(Properties.CC, (cc & ~(0x3 << Properties.CC_SHN_SHIFT))
                 | (Properties.CC_SHN_NORMAL << Properties.CC_SHN_SHIFT));
         long limit = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SHUTDOWN_TIMEOUT_MILLIS);

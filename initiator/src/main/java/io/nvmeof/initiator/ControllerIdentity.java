@@ -5,7 +5,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The fields of Identify Controller (CNS 0x01) that matter on fabrics (protocol reference §3.2.1), decoded.
+ * The fields of Identify Controller (CNS 0x01) that matter on fabrics (nvmeof-protocol.md §3.2.1), decoded.
  * Strings have their padding removed. Field names follow the spec (and nvme-cli's {@code id-ctrl}).
  */
 public record ControllerIdentity(int vid, int ssvid, String sn, String mn, String fr, int rab, int ieee, int cmic,
@@ -13,7 +13,7 @@ public record ControllerIdentity(int vid, int ssvid, String sn, String mn, Strin
                                  int aerl, int lpa, int elpe, int kas, int sqes, int cqes, int maxcmd, long nn,
                                  int oncs, int vwc, long sgls, String subnqn, long ioccsz, long iorcsz, int icdoff,
                                  int fcatt, int msdbd, int ofcs) {
-    /** Size of the Identify data structure (§3.2). */
+    /** Size of the Identify data structure (nvmeof-protocol.md §3.2). */
     public static final int SIZE = 4096;
 
     /** Decodes a 4096-byte Identify Controller page (absolute indexes from 0; the buffer is not changed). */
@@ -33,7 +33,7 @@ public record ControllerIdentity(int vid, int ssvid, String sn, String mn, Strin
         return versionString(ver);
     }
 
-    /** Whether this is a discovery controller (CNTRLTYPE 2, §3.7). */
+    /** Whether this is a discovery controller (CNTRLTYPE 2, nvmeof-protocol.md §3.7). */
     public boolean isDiscovery() {
         return cntrltype == 2;
     }
@@ -50,7 +50,7 @@ public record ControllerIdentity(int vid, int ssvid, String sn, String mn, Strin
         return b.getShort(at) & 0xFFFF;
     }
 
-    /** A space-padded ASCII field (§0), trimmed. */
+    /** A space-padded ASCII field (nvmeof-protocol.md §0), trimmed. */
     static String ascii(ByteBuffer b, int at, int width) {
         byte[] bytes = new byte[width];
         b.get(at, bytes);
@@ -61,7 +61,7 @@ public record ControllerIdentity(int vid, int ssvid, String sn, String mn, Strin
         return new String(bytes, 0, end, StandardCharsets.US_ASCII);
     }
 
-    /** A NUL-terminated NQN field of 256 bytes (§0). */
+    /** A NUL-terminated NQN field of 256 bytes (nvmeof-protocol.md §0). */
     static String nqn(ByteBuffer b, int at) {
         int len = 0;
         while (len < 256 && b.get(at + len) != 0) {

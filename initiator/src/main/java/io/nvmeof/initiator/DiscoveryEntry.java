@@ -1,7 +1,7 @@
 package io.nvmeof.initiator;
 
 /**
- * One entry of a discovery log page (LID 0x70, protocol reference §3.3).
+ * One entry of a discovery log page (LID 0x70, nvmeof-protocol.md §3.3).
  *
  * @param trtype  TRTYPE: 1 RDMA, 2 FC, 3 TCP, 0xFE loop
  * @param adrfam  ADRFAM: 1 IPv4, 2 IPv6, 3 IB, 4 FC
@@ -14,7 +14,7 @@ package io.nvmeof.initiator;
  * @param trsvcid TRSVCID, the port as text (trailing spaces and NULs stripped)
  * @param subnqn  SUBNQN
  * @param traddr  TRADDR, the address as text (trailing spaces and NULs stripped)
- * @param tsas    TSAS bytes 768..771 as a little-endian int (§3.3). TCP: byte 0 SECTYPE (0 none, 1 TLS 1.2,
+ * @param tsas    TSAS bytes 768..771 as a little-endian int (nvmeof-protocol.md §3.3). TCP: byte 0 SECTYPE (0 none, 1 TLS 1.2,
  *                2 TLS 1.3). RDMA: byte 0 QPTYPE, byte 1 PRTYPE, byte 2 CMS
  * @param rdmaPkey TSAS bytes 776..777 for RDMA: PKEY
  */

@@ -3,7 +3,7 @@ package io.nvmeof.initiator;
 import java.util.List;
 
 /**
- * A discovery log page read consistently (§3.3): every entry comes from the same generation.
+ * A discovery log page read consistently (nvmeof-protocol.md §3.3): every entry comes from the same generation.
  *
  * @param generation GENCTR
  * @param entries    the entries, in the controller's order

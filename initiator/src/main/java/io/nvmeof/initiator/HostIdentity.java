@@ -10,7 +10,7 @@ import java.nio.file.Path;
 import java.util.UUID;
 
 /**
- * Who this host is to a controller: the host NQN and the 128-bit host identifier sent in every Connect (§2.2).
+ * Who this host is to a controller: the host NQN and the 128-bit host identifier sent in every Connect (nvmeof-protocol.md §2.2).
  *
  * <p>The default is stable across runs on one machine, so access lists on targets keep working:
  * <ol>
@@ -20,7 +20,7 @@ import java.util.UUID;
  * </ol>
  *
  * @param hostNqn the host NQN
- * @param hostId  the host identifier, identical on every queue of a controller (§2.2)
+ * @param hostId  the host identifier, identical on every queue of a controller (nvmeof-protocol.md §2.2)
  */
 public record HostIdentity(String hostNqn, UUID hostId) {
     private static volatile HostIdentity defaultIdentity;

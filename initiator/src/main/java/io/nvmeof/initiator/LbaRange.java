@@ -1,7 +1,7 @@
 package io.nvmeof.initiator;
 
 /**
- * A range of logical blocks for {@link Namespace#deallocate}: a Dataset Management range (§4.5).
+ * A range of logical blocks for {@link Namespace#deallocate}: a Dataset Management range (nvmeof-protocol.md §4.5).
  *
  * @param lba    the first block
  * @param blocks the number of blocks, 1..2^32-1

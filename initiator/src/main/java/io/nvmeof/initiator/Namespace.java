@@ -10,7 +10,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * An active namespace of a {@link Controller}: block I/O by logical block address (protocol reference §4).
+ * An active namespace of a {@link Controller}: block I/O by logical block address (nvmeof-protocol.md §4).
  *
  * <p>Every I/O command exists in up to four forms:
  * <ul>
@@ -38,15 +38,15 @@ import java.util.concurrent.CompletableFuture;
  * with {@link NvmeTransportException}. Arguments out of range throw {@link IllegalArgumentException} at once.
  */
 public final class Namespace {
-    /** NLB is a 16-bit 0's based field (§4.2): at most 65536 blocks per command. */
+    /** NLB is a 16-bit 0's based field (nvmeof-protocol.md §4.2): at most 65536 blocks per command. */
     public static final int MAX_NLB = 65536;
     /**
      * The most bytes one command moves, whatever MDTS says: Linux nvmet-tcp refuses an SGL longer than
-     * NVMET_TCP_MAXH2CDATA (4 MiB) with Data SGL Length Invalid even when it reports MDTS 0 ("no limit"), §5.12.
+     * NVMET_TCP_MAXH2CDATA (4 MiB) with Data SGL Length Invalid even when it reports MDTS 0 ("no limit"), nvmeof-protocol.md §5.12.
      * Found by the LinuxNvmetIT interop test.
      */
     public static final int MAX_TRANSFER_BYTES = 4 << 20;
-    /** Dataset Management takes at most 256 ranges (§4.5). */
+    /** Dataset Management takes at most 256 ranges (nvmeof-protocol.md §4.5). */
     public static final int MAX_DSM_RANGES = 256;
     /** Completes the {@link CompletableFuture} passed as attachment: the future forms reuse the callback path. */
     private static final IoCallback FUTURE = new IoCallback() {
@@ -139,14 +139,14 @@ public final class Namespace {
     }
 
     /**
-     * The most blocks one read, write or compare may move: the NLB limit (§4.2), MDTS (§3.2.1) and
+     * The most blocks one read, write or compare may move: the NLB limit (nvmeof-protocol.md §4.2), MDTS (nvmeof-protocol.md §3.2.1) and
      * {@link #MAX_TRANSFER_BYTES}.
      */
     public int maxBlocksPerCommand() {
         int mdts = controller.identity().mdts();
         long bytes = MAX_TRANSFER_BYTES;
         if (mdts != 0 && mdts < 20) {
-            // MDTS is a power of two of the minimum page size, 4 KiB since CAP.MPSMIN is 0 (§3.2.1).
+            // MDTS is a power of two of the minimum page size, 4 KiB since CAP.MPSMIN is 0 (nvmeof-protocol.md §3.2.1).
             bytes = Math.min(bytes, 4096L << mdts);
         }
         return (int) Math.max(1, Math.min(MAX_NLB, bytes / blockSize()));
@@ -224,7 +224,7 @@ public final class Namespace {
 
     /**
      * Compares the blocks at {@code lba} with {@code expected} and waits. A mismatch throws
-     * {@link NvmeStatusException} with Compare Failure (SCT 2, SC 0x85, §4.2).
+     * {@link NvmeStatusException} with Compare Failure (SCT 2, SC 0x85, nvmeof-protocol.md §4.2).
      */
     public void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException {
         Controller.await(compareAsync(lba, blocks, expected), controller.timeoutNanos());
@@ -246,7 +246,7 @@ public final class Namespace {
 
     // ---- Flush (0x00) ----
 
-    /** Makes completed writes durable (Flush, §4.3) and waits. */
+    /** Makes completed writes durable (Flush, nvmeof-protocol.md §4.3) and waits. */
     public void flush() throws NvmeException {
         Controller.await(flushAsync(), controller.timeoutNanos());
     }
@@ -267,7 +267,7 @@ public final class Namespace {
 
     // ---- Write Zeroes (0x08) ----
 
-    /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, §4.4) and waits. */
+    /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, nvmeof-protocol.md §4.4) and waits. */
     public void writeZeroes(long lba, int blocks) throws NvmeException {
         Controller.await(writeZeroesAsync(lba, blocks), controller.timeoutNanos());
     }
@@ -286,7 +286,7 @@ public final class Namespace {
     // ---- Dataset Management: deallocate (0x09) ----
 
     /**
-     * Deallocates (trims) up to 256 ranges (Dataset Management with AD, §4.5) and waits. Deallocated blocks read as
+     * Deallocates (trims) up to 256 ranges (Dataset Management with AD, nvmeof-protocol.md §4.5) and waits. Deallocated blocks read as
      * zeroes when {@link NamespaceIdentity#dlfeat()} says so.
      */
     public void deallocate(LbaRange... ranges) throws NvmeException {
@@ -297,7 +297,7 @@ public final class Namespace {
         if (ranges.isEmpty() || ranges.size() > MAX_DSM_RANGES) {
             throw new IllegalArgumentException("deallocate takes 1.." + MAX_DSM_RANGES + " ranges: " + ranges.size());
         }
-        // 16-byte ranges: context attributes 0, NLB (a count, not 0's based), SLBA (§4.5). Cold path: allocates.
+        // 16-byte ranges: context attributes 0, NLB (a count, not 0's based), SLBA (nvmeof-protocol.md §4.5). Cold path: allocates.
         ByteBuffer data = ByteBuffer.allocateDirect(16 * ranges.size()).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < ranges.size(); i++) {
             LbaRange r = ranges.get(i);
@@ -308,7 +308,7 @@ public final class Namespace {
             data.putLong(16 * i + 8, r.lba());
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
-        // CDW10 NR (0's based), CDW11 bit 2 AD (§4.5).
+        // CDW10 NR (0's based), CDW11 bit 2 AD (nvmeof-protocol.md §4.5).
         submit(true, NvmOpcode.DATASET_MANAGEMENT.code(), 0, 0, ranges.size() - 1, 0x4, data, data.capacity(), FUTURE, f);
         return f;
     }
@@ -344,7 +344,7 @@ public final class Namespace {
 
     /**
      * Fills and sends one I/O command. For commands with an LBA, {@code nlb0} is NLB (0's based) and {@code lba}
-     * SLBA (CDW10–12, §4.2); otherwise {@code cdw10}/{@code cdw11} are written as given. Allocation-free.
+     * SLBA (CDW10–12, nvmeof-protocol.md §4.2); otherwise {@code cdw10}/{@code cdw11} are written as given. Allocation-free.
      */
     private boolean submit(boolean wait, int opcode, long lba, int nlb0, int cdw10, int cdw11, ByteBuffer buf, int len,
                            IoCallback callback, Object attachment) {

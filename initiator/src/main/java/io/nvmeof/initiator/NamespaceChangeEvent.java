@@ -3,8 +3,8 @@ package io.nvmeof.initiator;
 import java.util.List;
 
 /**
- * The controller reported a "namespace attribute changed" asynchronous event (§3.6) and the initiator re-read the
- * Changed Namespace List (log 0x04, §3.3) and those namespaces.
+ * The controller reported a "namespace attribute changed" asynchronous event (nvmeof-protocol.md §3.6) and the initiator re-read the
+ * Changed Namespace List (log 0x04, nvmeof-protocol.md §3.3) and those namespaces.
  *
  * @param controller the controller
  * @param changed    the NSIDs the controller listed (all active ones if it listed more than 1024)

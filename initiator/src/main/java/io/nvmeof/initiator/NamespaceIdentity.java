@@ -6,8 +6,8 @@ import java.util.HexFormat;
 import java.util.UUID;
 
 /**
- * The fields of Identify Namespace (CNS 0x00, §3.2.2) an application needs, plus the UUID from the Namespace
- * Identification Descriptor list (CNS 0x03, §3.2.3) when the controller gives one.
+ * The fields of Identify Namespace (CNS 0x00, nvmeof-protocol.md §3.2.2) an application needs, plus the UUID from the Namespace
+ * Identification Descriptor list (CNS 0x03, nvmeof-protocol.md §3.2.3) when the controller gives one.
  *
  * @param nsid      the namespace ID
  * @param nsze      size in logical blocks (NSZE)
@@ -32,7 +32,7 @@ public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int n
     public static NamespaceIdentity parse(int nsid, ByteBuffer page, ByteBuffer descriptors) {
         ByteBuffer b = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int flbas = b.get(26) & 0xFF;
-        int format = (flbas & 0xF) | ((flbas & 0x60) >> 1); // index = bits 3:0 | bits 6:5 << 4 (§3.2.2)
+        int format = (flbas & 0xF) | ((flbas & 0x60) >> 1); // index = bits 3:0 | bits 6:5 << 4 (nvmeof-protocol.md §3.2.2)
         int lbaf = b.getInt(128 + 4 * format);
         return new NamespaceIdentity(nsid, b.getLong(0), b.getLong(8), b.getLong(16), b.get(24) & 0xFF, b.get(25) & 0xFF,
                 flbas, (lbaf >>> 16) & 0xFF, lbaf & 0xFFFF, b.get(33) & 0xFF, b.get(30) & 0xFF, b.get(99) & 0xFF,
@@ -53,7 +53,7 @@ public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int n
         return (nsattr & 1) != 0;
     }
 
-    /** NCAP ≠ 0: the namespace exists (§3.2). */
+    /** NCAP ≠ 0: the namespace exists (nvmeof-protocol.md §3.2). */
     public boolean present() {
         return ncap != 0;
     }
@@ -69,7 +69,7 @@ public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int n
         return null;
     }
 
-    /** The UUID descriptor (NIDT 3, NIDL 16) of a CNS 0x03 list, or null (§3.2.3). */
+    /** The UUID descriptor (NIDT 3, NIDL 16) of a CNS 0x03 list, or null (nvmeof-protocol.md §3.2.3). */
     private static UUID uuidFrom(ByteBuffer d) {
         ByteBuffer b = d.duplicate().order(ByteOrder.BIG_ENDIAN);
         int p = 0;
@@ -80,7 +80,7 @@ public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int n
                 return null;
             }
             if (nidt == 0x03 && nidl == 16) {
-                // Raw bytes in textual order (§0): big-endian halves.
+                // Raw bytes in textual order (nvmeof-protocol.md §0): big-endian halves.
                 return new UUID(b.getLong(p + 4), b.getLong(p + 12));
             }
             p += 4 + nidl;

@@ -47,7 +47,7 @@ public final class Nvme {
 
     /**
      * Reads the discovery log of the controller {@code uri} names (its NQN is ignored: the well-known discovery NQN is
-     * used, with KATO 0 unless the URI gives one), then disconnects (§7.2).
+     * used, with KATO 0 unless the URI gives one), then disconnects (nvmeof-protocol.md §7.2).
      */
     public static DiscoveryLog discover(String uri) throws NvmeException {
         return discover(NvmeUri.parse(uri), ConnectOptions.defaults());

@@ -23,10 +23,10 @@ import java.util.Objects;
  *   <tr><td>nsid</td><td>the namespace {@link Controller#namespace()} returns</td><td>the first active one</td></tr>
  *   <tr><td>queues</td><td>I/O queues (one connection each), 1..128</td><td>min(4, CPUs)</td></tr>
  *   <tr><td>depth</td><td>entries per I/O queue, 2..1024; clamped to CAP.MQES+1 and MAXCMD</td><td>128</td></tr>
- *   <tr><td>digest</td><td>{@code header}, {@code data}, {@code header,data} or {@code none} (NVMe/TCP §5.8)</td><td>none</td></tr>
+ *   <tr><td>digest</td><td>{@code header}, {@code data}, {@code header,data} or {@code none} (NVMe/TCP digests, nvmeof-protocol.md §5.8)</td><td>none</td></tr>
  *   <tr><td>hostnqn</td><td>the host NQN</td><td>{@link HostIdentity#defaultHostNqn()}</td></tr>
  *   <tr><td>kato</td><td>keep-alive timeout ({@code 30000}, {@code 30000ms}, {@code 30s}); 0 disables</td>
- *       <td>30 s; 0 for discovery controllers (§3.7)</td></tr>
+ *       <td>30 s; 0 for discovery controllers (nvmeof-protocol.md §3.7)</td></tr>
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
  *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
  *       {@code nio} (TCP)</td><td>auto</td></tr>
@@ -35,19 +35,19 @@ import java.util.Objects;
  * </table>
  *
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
- * controller when none is given (§3.7); our own target serves discovery on its I/O port, so write {@code :8009}
+ * controller when none is given (nvmeof-protocol.md §3.7); our own target serves discovery on its I/O port, so write {@code :8009}
  * explicitly when you talk to an nvmet discovery port.
  *
  * <p>Scheme {@code nvme+rdma} parses; connecting says whether an rdma transport is available. Instances are immutable.
  */
 public final class NvmeUri {
-    /** The NVMe-oF I/O port (§8). */
+    /** The NVMe-oF I/O port (nvmeof-protocol.md §8). */
     public static final int DEFAULT_PORT = 4420;
     public static final int DEFAULT_DEPTH = 128;
     public static final int MAX_QUEUES = 128;
     public static final int MAX_DEPTH = 1024;
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
-    /** KATO for I/O controllers: 30 s, inside the 5–30 s the conservative profile suggests (§7.8). */
+    /** KATO for I/O controllers: 30 s, inside the 5–30 s the conservative profile suggests (nvmeof-protocol.md §7.8). */
     public static final int DEFAULT_KATO_MILLIS = 30_000;
 
     private final String transport;
@@ -250,7 +250,7 @@ public final class NvmeUri {
         }
         boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
         if (kato < 0) {
-            kato = discovery ? 0 : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (§3.7, §7.2)
+            kato = discovery ? 0 : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
         return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine,
                 hipri);
@@ -300,7 +300,7 @@ public final class NvmeUri {
         return subsystemNqn;
     }
 
-    /** Whether this names a discovery controller: no NQN, or the well-known discovery NQN (§3.7). */
+    /** Whether this names a discovery controller: no NQN, or the well-known discovery NQN (nvmeof-protocol.md §3.7). */
     public boolean isDiscovery() {
         return subsystemNqn == null || Nqn.DISCOVERY.equals(subsystemNqn);
     }
@@ -414,7 +414,7 @@ public final class NvmeUri {
             throw new IllegalArgumentException("the " + what + " must start with 'nqn.', not '" + nqn + "' in '" + uri + "'");
         }
         if (nqn.getBytes(StandardCharsets.UTF_8).length > 223) {
-            throw new IllegalArgumentException("the " + what + " has more than 223 bytes in '" + uri + "' (§0)");
+            throw new IllegalArgumentException("the " + what + " has more than 223 bytes in '" + uri + "' (nvmeof-protocol.md §0)");
         }
     }
 

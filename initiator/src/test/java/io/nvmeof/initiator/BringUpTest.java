@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** §7.1 bring-up and §7.3 teardown against our target over the in-JVM loop transport. */
+/** nvmeof-protocol.md §7.1 bring-up and nvmeof-protocol.md §7.3 teardown against our target over the in-JVM loop transport. */
 class BringUpTest {
     @RegisterExtension
     static NvmeofTargetExtension target = NvmeofTargetExtension.builder()

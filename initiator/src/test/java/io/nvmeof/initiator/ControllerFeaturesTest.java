@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Keep alive (§3.5), namespace-change events (§3.6) and digests (§5.8) end to end over NVMe/TCP. */
+/** Keep alive (nvmeof-protocol.md §3.5), namespace-change events (nvmeof-protocol.md §3.6) and digests (nvmeof-protocol.md §5.8) end to end over NVMe/TCP. */
 class ControllerFeaturesTest {
     @RegisterExtension
     NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("8M").build();

@@ -16,7 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The discovery log read in pieces with the GENCTR check (§3.3, §7.2), and connecting from an entry. */
+/** The discovery log read in pieces with the GENCTR check (nvmeof-protocol.md §3.3, §7.2), and connecting from an entry. */
 class DiscoveryTest {
     @RegisterExtension
     NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("1M")

@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Every NVM I/O command (§4) over NVMe/TCP against our target, with its statuses. */
+/** Every NVM I/O command (nvmeof-protocol.md §4) over NVMe/TCP against our target, with its statuses. */
 class IoCommandsTest {
     @RegisterExtension
     static NvmeofTargetExtension target = NvmeofTargetExtension.builder()

@@ -25,10 +25,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * One controller of the dynamic controller model (§2.2): created by an admin Connect, owner of the admin queue and of
+ * One controller of the dynamic controller model (nvmeof-protocol.md §2.2): created by an admin Connect, owner of the admin queue and of
  * the I/O queues that later Connect to its CNTLID, and gone when its admin queue closes or its keep-alive timer
- * expires. It holds the properties (§2.3), the features (§3.4), the keep-alive timer (§3.5) and the asynchronous
- * events (§3.6), and runs the admin commands (§3).
+ * expires. It holds the properties (nvmeof-protocol.md §2.3), the features (nvmeof-protocol.md §3.4), the keep-alive timer (nvmeof-protocol.md §3.5) and the asynchronous
+ * events (nvmeof-protocol.md §3.6), and runs the admin commands (nvmeof-protocol.md §3).
  *
  * <p>Threads: admin commands, property writes and event delivery run on the admin queue's thread (events raised
  * elsewhere hop there with {@code QueueChannel.execute}). I/O queue threads only read {@link #ready()} (a volatile)
@@ -37,11 +37,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 public final class Controller {
     private static final Logger LOG = System.getLogger("io.nvmeof.target");
 
-    /** AER completion DW0 (§3.6): notice (type 2), namespace attribute changed (info 0x00), log 0x04. */
+    /** AER completion DW0 (nvmeof-protocol.md §3.6): notice (type 2), namespace attribute changed (info 0x00), log 0x04. */
     static final int EVENT_NAMESPACE_CHANGED = 0x00040002;
-    /** AER completion DW0 (§3.6): notice, discovery log page change (info 0xF0), log 0x70. */
+    /** AER completion DW0 (nvmeof-protocol.md §3.6): notice, discovery log page change (info 0xF0), log 0x70. */
     static final int EVENT_DISCOVERY_CHANGED = 0x0070F002;
-    /** Asynchronous Event Configuration bits that enable those notices (§3.4). */
+    /** Asynchronous Event Configuration bits that enable those notices (nvmeof-protocol.md §3.4). */
     private static final int AEC_NAMESPACE_NOTICE = 1 << 8;
     private static final int AEC_DISCOVERY_NOTICE = 1 << 31;
     /** AEC bits 7:0: SMART critical-warning events; accepted (never raised: RAM does not wear). */
@@ -58,22 +58,22 @@ public final class Controller {
     private final AtomicReferenceArray<QueueSession> ioQueues = new AtomicReferenceArray<>(ControllerProfile.MAX_IO_QUEUES + 1);
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    // Properties (§2.3), written on the admin thread, read by every queue.
+    // Properties (nvmeof-protocol.md §2.3), written on the admin thread, read by every queue.
     private volatile int cc;
     private volatile int csts;
 
-    // Keep alive (§3.5).
+    // Keep alive (nvmeof-protocol.md §3.5).
     private volatile int katoMillis;
     private volatile long lastKeepAliveNanos = System.nanoTime();
     private ScheduledFuture<?> keepAliveCheck; // guarded by this
     private final Runnable keepAliveTask = this::checkKeepAlive;
 
-    // Features (§3.4), admin thread.
+    // Features (nvmeof-protocol.md §3.4), admin thread.
     private int asyncEventConfig;
     private int queuesGranted = (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
     private int writeCacheEnabled = 1;
 
-    // Asynchronous events (§3.6), admin thread.
+    // Asynchronous events (nvmeof-protocol.md §3.6), admin thread.
     private final ArrayDeque<TargetRequest> heldAers = new ArrayDeque<>();
     private static final int PENDING_NAMESPACE = 1;
     private static final int PENDING_DISCOVERY = 2;
@@ -81,7 +81,7 @@ public final class Controller {
     private int maskedEvents;
     private final TreeSet<Integer> changedNamespaces = new TreeSet<>();
 
-    // Error log (§3.3), written from any queue thread on the (cold) error path.
+    // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
     private final AtomicReferenceArray<long[]> errorEntries = new AtomicReferenceArray<>(ControllerProfile.ERROR_LOG_ENTRIES);
 
@@ -96,13 +96,13 @@ public final class Controller {
         this.port = admin.channel().portInfo();
         int kato = connectKatoMillis;
         if (kato == 0 && subsystem.isDiscovery()) {
-            // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (§3.5, §8).
+            // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (nvmeof-protocol.md §3.5, §8).
             kato = target.config().discoveryKatoMillis();
         }
         this.katoMillis = roundKato(kato);
     }
 
-    /** KATO rounded up to the KAS granularity (§3.5: nvmet uses whole seconds). */
+    /** KATO rounded up to the KAS granularity (nvmeof-protocol.md §3.5: nvmet uses whole seconds). */
     private static int roundKato(int millis) {
         if (millis <= 0) {
             return 0;
@@ -161,7 +161,7 @@ public final class Controller {
         return closed.get();
     }
 
-    /** CC.EN = 1 and CSTS.RDY = 1: non-fabrics commands may run (§2.3). */
+    /** CC.EN = 1 and CSTS.RDY = 1: non-fabrics commands may run (nvmeof-protocol.md §2.3). */
     boolean ready() {
         return (csts & Properties.CSTS_RDY) != 0;
     }
@@ -178,7 +178,7 @@ public final class Controller {
         return admin;
     }
 
-    /** CAP (§2.3): MQES from the port, CQR, TO 15, CSS bit 37 only, MPSMIN = MPSMAX = 0 (§7.7). */
+    /** CAP (nvmeof-protocol.md §2.3): MQES from the port, CQR, TO 15, CSS bit 37 only, MPSMIN = MPSMAX = 0 (nvmeof-protocol.md §7.7). */
     long cap() {
         return Properties.cap(port.maxQueueSize() - 1, ControllerProfile.CAP_TIMEOUT);
     }
@@ -196,7 +196,7 @@ public final class Controller {
 
     // ---- lifecycle ----
 
-    /** Starts the keep-alive timer (at Connect) or restarts it (CC.EN 0→1, Set Features KATO), §3.5. */
+    /** Starts the keep-alive timer (at Connect) or restarts it (CC.EN 0→1, Set Features KATO), nvmeof-protocol.md §3.5. */
     void armKeepAlive() {
         lastKeepAliveNanos = System.nanoTime();
         synchronized (this) {
@@ -269,7 +269,7 @@ public final class Controller {
         teardown(cause == null ? "admin queue closed" : "admin queue failed: " + cause, false);
     }
 
-    // ---- properties (§2.3) ----
+    // ---- properties (nvmeof-protocol.md §2.3) ----
 
     int propertyGet(TargetRequest request, SubmissionQueueEntry c) {
         int size = c.propertySize();
@@ -291,20 +291,20 @@ public final class Controller {
                 request.response().dw0(v);
                 return Status.SUCCESS;
             default:
-                // nvmet answers every other offset (NSSR, CRTO, PCIe-only registers) with Invalid Field (§2.3).
+                // nvmet answers every other offset (NSSR, CRTO, PCIe-only registers) with Invalid Field (nvmeof-protocol.md §2.3).
                 return Status.dnr(Status.INVALID_FIELD);
         }
     }
 
     int propertySet(SubmissionQueueEntry c) {
         if (c.propertyOffset() != Properties.CC || c.propertySize() != Properties.SIZE_4) {
-            return Status.dnr(Status.INVALID_FIELD); // only CC is writable, as 4 bytes (§2.3, §7.6)
+            return Status.dnr(Status.INVALID_FIELD); // only CC is writable, as 4 bytes (nvmeof-protocol.md §2.3, §7.6)
         }
         updateCc((int) c.propertyValue());
         return Status.SUCCESS;
     }
 
-    /** The CC state machine of §2.3: enable, reset and shutdown handshakes, CFS on a bad CC. */
+    /** The CC state machine of nvmeof-protocol.md §2.3: enable, reset and shutdown handshakes, CFS on a bad CC. */
     private void updateCc(int next) {
         int old = cc;
         cc = next;
@@ -313,7 +313,7 @@ public final class Controller {
         if (enNew && !enOld) {
             if (ccValid(next)) {
                 csts = Properties.CSTS_RDY;
-                armKeepAlive(); // nvmet re-arms the timer when the controller is enabled (§3.5)
+                armKeepAlive(); // nvmet re-arms the timer when the controller is enabled (nvmeof-protocol.md §3.5)
             } else {
                 csts |= Properties.CSTS_CFS;
                 LOG.log(Level.WARNING, "controller " + cntlid + " of " + subsystem.nqn() + ": host " + hostNqn
@@ -324,7 +324,7 @@ public final class Controller {
             csts = 0; // reset: RDY (and CFS) clear
         }
         if (Properties.ccShn(next) != 0 && Properties.ccShn(old) == 0) {
-            // Shutdown completes at once: nothing in RAM needs flushing (§2.3).
+            // Shutdown completes at once: nothing in RAM needs flushing (nvmeof-protocol.md §2.3).
             csts = (csts & ~Properties.CSTS_RDY & ~Properties.CSTS_SHST_MASK) | Properties.CSTS_SHST_COMPLETE;
             LOG.log(Level.DEBUG, "controller " + cntlid + " of " + subsystem.nqn() + " shut down by host " + hostNqn);
         }
@@ -333,7 +333,7 @@ public final class Controller {
         }
     }
 
-    /** nvmet's checks on CC at enable (§2.3, §7.6): MPS 0, AMS 0, CSS NVM (CAP advertises bit 37 only), IOSQES 6 / IOCQES 4 on I/O controllers. */
+    /** nvmet's checks on CC at enable (nvmeof-protocol.md §2.3, §7.6): MPS 0, AMS 0, CSS NVM (CAP advertises bit 37 only), IOSQES 6 / IOCQES 4 on I/O controllers. */
     private boolean ccValid(int value) {
         if (Properties.ccMps(value) != 0 || Properties.ccAms(value) != 0 || Properties.ccCss(value) != 0) {
             return false;
@@ -342,7 +342,7 @@ public final class Controller {
                 || (Properties.ccIosqes(value) == 6 && Properties.ccIocqes(value) == 4);
     }
 
-    // ---- admin commands (§3) ----
+    // ---- admin commands (nvmeof-protocol.md §3) ----
 
     /** Runs one admin command; returns its status, or {@link QueueSession#PENDING} if the controller keeps it (AER). */
     int executeAdmin(TargetRequest request, SubmissionQueueEntry c) {
@@ -365,7 +365,7 @@ public final class Controller {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_OPCODE);
                 }
-                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted" (§3.1).
+                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted" (nvmeof-protocol.md §3.1).
                 request.response().dw0(1);
                 return Status.SUCCESS;
             default:
@@ -375,23 +375,23 @@ public final class Controller {
 
     private int keepAlive() {
         if (katoMillis == 0) {
-            return Status.KEEP_ALIVE_INVALID; // nvmet: Keep Alive while KATO = 0 (§3.5)
+            return Status.KEEP_ALIVE_INVALID; // nvmet: Keep Alive while KATO = 0 (nvmeof-protocol.md §3.5)
         }
         lastKeepAliveNanos = System.nanoTime();
         return Status.SUCCESS;
     }
 
-    // Identify (§3.2)
+    // Identify (nvmeof-protocol.md §3.2)
 
     private int identify(TargetRequest request, SubmissionQueueEntry c) {
         if (request.dataLength() != IdentifyPages.SIZE) {
-            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (§3.2)
+            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
         }
         int cns = c.cdw10() & 0xFF;
         int nsid = c.nsid();
         ByteBuffer page;
         if (subsystem.isDiscovery() && cns != 0x01) {
-            return Status.dnr(Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (§3.2)
+            return Status.dnr(Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
         }
         switch (cns) {
             case 0x00: {
@@ -399,7 +399,7 @@ public final class Controller {
                     return Status.dnr(Status.INVALID_NAMESPACE);
                 }
                 RamNamespace ns = subsystem.namespace(nsid);
-                // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent (§3.2).
+                // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent (nvmeof-protocol.md §3.2).
                 page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
                 break;
             }
@@ -421,7 +421,7 @@ public final class Controller {
                 break;
             }
             case 0x06:
-                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (§3.2.4).
+                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md §3.2.4).
                 if ((c.cdw11() >>> 24) != 0) {
                     return Status.dnr(Status.INVALID_FIELD);
                 }
@@ -434,7 +434,7 @@ public final class Controller {
         return Status.SUCCESS;
     }
 
-    // Get Log Page (§3.3)
+    // Get Log Page (nvmeof-protocol.md §3.3)
 
     private int getLogPage(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
@@ -443,11 +443,11 @@ public final class Controller {
         long numd = ((((long) c.cdw11() & 0xFFFF) << 16) | (cdw10 >>> 16)) + 1;
         long length = numd * 4;
         if (length != request.dataLength()) {
-            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (§3.3)
+            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3)
         }
         long lpo = (c.cdw12() & 0xFFFFFFFFL) | ((long) c.cdw13() << 32);
         if ((lpo & 3) != 0) {
-            return Status.dnr(Status.INVALID_FIELD); // LPO must be dword aligned (§3.3)
+            return Status.dnr(Status.INVALID_FIELD); // LPO must be dword aligned (nvmeof-protocol.md §3.3)
         }
         ByteBuffer log;
         if (subsystem.isDiscovery()) {
@@ -480,7 +480,7 @@ public final class Controller {
                     log = LogPages.perfStats(subsystem); // vendor specific: CPU and work counters for nvmeof-perf
                     break;
                 default:
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field (§3.3)
+                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field (nvmeof-protocol.md §3.3)
             }
         }
         if (Long.compareUnsigned(lpo, log.capacity()) > 0) {
@@ -494,7 +494,7 @@ public final class Controller {
         return Status.SUCCESS;
     }
 
-    // Set / Get Features (§3.4)
+    // Set / Get Features (nvmeof-protocol.md §3.4)
 
     private int setFeatures(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
@@ -512,7 +512,7 @@ public final class Controller {
                 int nsqr = value & 0xFFFF;
                 int ncqr = value >>> 16;
                 if (nsqr == 0xFFFF || ncqr == 0xFFFF) {
-                    return Status.dnr(Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (§3.4)
+                    return Status.dnr(Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4)
                 }
                 int max = ControllerProfile.MAX_IO_QUEUES - 1;
                 queuesGranted = Math.min(nsqr, max) | (Math.min(ncqr, max) << 16);
@@ -526,7 +526,7 @@ public final class Controller {
             case 0x0B: {
                 int allowed = discovery ? AEC_DISCOVERY_NOTICE : (AEC_NAMESPACE_NOTICE | AEC_SMART_MASK);
                 if ((value & ~allowed) != 0) {
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (§3.4)
+                    return Status.dnr(Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4)
                 }
                 asyncEventConfig = value;
                 return Status.SUCCESS;
@@ -538,7 +538,7 @@ public final class Controller {
                 writeCacheEnabled = value & 1;
                 return Status.SUCCESS;
             case 0x81:
-                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics (§3.4)
+                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics (nvmeof-protocol.md §3.4)
             default:
                 return Status.dnr(Status.INVALID_FIELD);
         }
@@ -581,7 +581,7 @@ public final class Controller {
         return Status.SUCCESS;
     }
 
-    // Asynchronous events (§3.6)
+    // Asynchronous events (nvmeof-protocol.md §3.6)
 
     private int asyncEventRequest(TargetRequest request) {
         if (heldAers.size() > ControllerProfile.AERL) {
@@ -598,7 +598,7 @@ public final class Controller {
             if (changedNamespaces.size() < LogPages.CHANGED_NS_MAX) {
                 changedNamespaces.add(nsid);
             } else {
-                changedNamespaces.add(0xFFFFFFFF); // more than 1024 changed: entry 0 = 0xFFFFFFFF (§3.3)
+                changedNamespaces.add(0xFFFFFFFF); // more than 1024 changed: entry 0 = 0xFFFFFFFF (nvmeof-protocol.md §3.3)
             }
             if ((asyncEventConfig & AEC_NAMESPACE_NOTICE) != 0) {
                 raise(PENDING_NAMESPACE);
@@ -617,7 +617,7 @@ public final class Controller {
 
     private void raise(int event) {
         if (closed.get() || (maskedEvents & event) != 0) {
-            return; // the host has not read the log of the last one yet: the event stays masked (§3.6)
+            return; // the host has not read the log of the last one yet: the event stays masked (nvmeof-protocol.md §3.6)
         }
         pendingEvents |= event;
         deliverEvents();
@@ -638,7 +638,7 @@ public final class Controller {
         return heldAers.size();
     }
 
-    // Error log (§3.3)
+    // Error log (nvmeof-protocol.md §3.3)
 
     /** Records a failed command for log 0x01. Cold path: one small array per error, no lock. */
     void recordError(int sqid, int cid, int status, int nsid) {

@@ -2,60 +2,60 @@ package io.nvmeof.target;
 
 /**
  * The fixed values this target advertises, each from the conservative profile that the Linux host accepts
- * (protocol reference §7.7) unless noted.
+ * (nvmeof-protocol.md §7.7) unless noted.
  */
 final class ControllerProfile {
     private ControllerProfile() {
     }
 
-    /** VS and Identify VER: 1.3.0, so the host uses CNS 0x02/0x03 and not CNS 0x08 (§3.2.4, §7.7). */
+    /** VS and Identify VER: 1.3.0, so the host uses CNS 0x02/0x03 and not CNS 0x08 (nvmeof-protocol.md §3.2.4, §7.7). */
     static final int VERSION = 0x00010300;
-    /** CAP.TO in 500 ms units: 15 = 7.5 s, like nvmet; TO = 0 would leave the host no slack (§7.1 step 9). */
+    /** CAP.TO in 500 ms units: 15 = 7.5 s, like nvmet; TO = 0 would leave the host no slack (nvmeof-protocol.md §7.1 step 9). */
     static final int CAP_TIMEOUT = 15;
-    /** Admin queue entries: 32 (SQSIZE 31), the Linux NVME_AQ_DEPTH and the admin queue of every transport (§8). */
+    /** Admin queue entries: 32 (SQSIZE 31), the Linux NVME_AQ_DEPTH and the admin queue of every transport (nvmeof-protocol.md §8). */
     static final int ADMIN_QUEUE_SIZE = 32;
-    /** I/O queues a controller may have, like nvmet's max_qid (§3.4, §8). */
+    /** I/O queues a controller may have, like nvmet's max_qid (nvmeof-protocol.md §3.4, §8). */
     static final int MAX_IO_QUEUES = 128;
-    /** Valid dynamic CNTLIDs: 1..0xFFEF (§8). */
+    /** Valid dynamic CNTLIDs: 1..0xFFEF (nvmeof-protocol.md §8). */
     static final int MIN_CNTLID = 1;
     static final int MAX_CNTLID = 0xFFEF;
-    /** Identify KAS: keep-alive granularity in 100 ms units; 10 = 1 s like nvmet, and non-zero as the host requires (§3.2.1). */
+    /** Identify KAS: keep-alive granularity in 100 ms units; 10 = 1 s like nvmet, and non-zero as the host requires (nvmeof-protocol.md §3.2.1). */
     static final int KAS = 10;
-    /** Keep-alive granularity in ms that KAS implies: KATO is rounded up to it (§3.5). */
+    /** Keep-alive granularity in ms that KAS implies: KATO is rounded up to it (nvmeof-protocol.md §3.5). */
     static final int KATO_GRANULARITY_MILLIS = KAS * 100;
-    /** AERL, 0's based: 4 outstanding Asynchronous Event Requests, like nvmet (§3.6). */
+    /** AERL, 0's based: 4 outstanding Asynchronous Event Requests, like nvmet (nvmeof-protocol.md §3.6). */
     static final int AERL = 3;
-    /** ACL, 0's based (§3.2.1). */
+    /** ACL, 0's based (nvmeof-protocol.md §3.2.1). */
     static final int ACL = 3;
-    /** Error log entries kept (ELPE + 1, §3.2.1, §3.3). */
+    /** Error log entries kept (ELPE + 1, nvmeof-protocol.md §3.2.1, §3.3). */
     static final int ERROR_LOG_ENTRIES = 16;
-    /** CMIC bit 1: more than one controller per subsystem, so a host may connect twice / multipath (§3.2.1). */
+    /** CMIC bit 1: more than one controller per subsystem, so a host may connect twice / multipath (nvmeof-protocol.md §3.2.1). */
     static final int CMIC = 0x02;
-    /** ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes; no Timestamp (bit 6), §3.2.1. */
+    /** ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes; no Timestamp (bit 6), nvmeof-protocol.md §3.2.1. */
     static final int ONCS = 0x01 | 0x04 | 0x08;
     /** VWC bit 0: a volatile write cache is reported so the host sends Flush and FUA (both trivially done in RAM). */
     static final int VWC = 0x01;
-    /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), §3.2.1. */
+    /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */
     static final int OAES_IO = 0x100;
     static final int OAES_DISCOVERY = 0x80000000;
-    /** LPA: bit 1 commands supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (§3.2.1, §3.7). */
+    /** LPA: bit 1 commands supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (nvmeof-protocol.md §3.2.1, §3.7). */
     static final int LPA_IO = 0x06;
     static final int LPA_DISCOVERY = 0x04;
-    /** SQES/CQES: 64-byte SQEs, 16-byte CQEs (§3.2.1). */
+    /** SQES/CQES: 64-byte SQEs, 16-byte CQEs (nvmeof-protocol.md §3.2.1). */
     static final int SQES = 0x66;
     static final int CQES = 0x44;
-    /** IORCSZ: a response capsule is one 16-byte CQE (§3.2.1). */
+    /** IORCSZ: a response capsule is one 16-byte CQE (nvmeof-protocol.md §3.2.1). */
     static final int IORCSZ = 1;
-    /** OFCS bit 0: Disconnect is supported (§2.4). */
+    /** OFCS bit 0: Disconnect is supported (nvmeof-protocol.md §2.4). */
     static final int OFCS = 0x01;
-    /** NN: the highest NSID that may ever exist here, so namespaces added at run time stay in range (§3.2.1). */
+    /** NN: the highest NSID that may ever exist here, so namespaces added at run time stay in range (nvmeof-protocol.md §3.2.1). */
     static final int NN = io.nvmeof.target.config.NamespaceConfig.MAX_NSID;
-    /** CNTRLTYPE (§3.7). */
+    /** CNTRLTYPE (nvmeof-protocol.md §3.7). */
     static final int CNTRLTYPE_IO = 1;
     static final int CNTRLTYPE_DISCOVERY = 2;
-    /** Discovery log entry ASQSZ: the admin queue size (§3.3). */
+    /** Discovery log entry ASQSZ: the admin queue size (nvmeof-protocol.md §3.3). */
     static final int DISCOVERY_ASQSZ = ADMIN_QUEUE_SIZE;
-    /** FR, firmware revision (8 ASCII characters, space padded, §3.2.1). */
+    /** FR, firmware revision (8 ASCII characters, space padded, nvmeof-protocol.md §3.2.1). */
     static final String FIRMWARE_REVISION = "0.1.0";
     static final String DEFAULT_MODEL = "nvmeof-java";
 }

@@ -8,7 +8,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
-/** Builders of the 4096-byte Identify data structures (protocol reference §3.2). Admin path: they allocate. */
+/** Builders of the 4096-byte Identify data structures (nvmeof-protocol.md §3.2). Admin path: they allocate. */
 final class IdentifyPages {
     static final int SIZE = 4096;
 
@@ -19,7 +19,7 @@ final class IdentifyPages {
         return ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** Identify Controller, CNS 0x01 (§3.2.1), with the values of the conservative profile (§7.7). */
+    /** Identify Controller, CNS 0x01 (nvmeof-protocol.md §3.2.1), with the values of the conservative profile (nvmeof-protocol.md §7.7). */
     static ByteBuffer controller(Controller controller) {
         ByteBuffer b = zero();
         Subsystem subsystem = controller.subsystem();
@@ -31,7 +31,7 @@ final class IdentifyPages {
         b.put(72, (byte) 6);                                  // RAB, as nvmet
         b.put(76, (byte) (discovery ? 0 : ControllerProfile.CMIC));
         b.put(77, (byte) port.mdts());                        // MDTS from the transport
-        b.putShort(78, (short) controller.cntlid());          // CNTLID = Connect's CNTLID (§7.1 step 11)
+        b.putShort(78, (short) controller.cntlid());          // CNTLID = Connect's CNTLID (nvmeof-protocol.md §7.1 step 11)
         b.putInt(80, ControllerProfile.VERSION);              // VER
         b.putInt(92, discovery ? ControllerProfile.OAES_DISCOVERY : ControllerProfile.OAES_IO);
         b.put(111, (byte) (discovery ? ControllerProfile.CNTRLTYPE_DISCOVERY : ControllerProfile.CNTRLTYPE_IO));
@@ -56,14 +56,14 @@ final class IdentifyPages {
             b.putInt(1792, port.ioccsz());                    // IOCCSZ = (64 + in-capsule) / 16
             b.putInt(1796, ControllerProfile.IORCSZ);
         }
-        b.putShort(1800, (short) 0);                          // ICDOFF must be 0 (§3.2.1)
+        b.putShort(1800, (short) 0);                          // ICDOFF must be 0 (nvmeof-protocol.md §3.2.1)
         b.put(1802, (byte) 0);                                // FCATT: dynamic controller model
         b.put(1803, (byte) 1);                                // MSDBD: one SGL data block descriptor
         b.putShort(1804, (short) (discovery ? 0 : ControllerProfile.OFCS));
         return b;
     }
 
-    /** Identify Namespace, CNS 0x00 (§3.2.2). */
+    /** Identify Namespace, CNS 0x00 (nvmeof-protocol.md §3.2.2). */
     static ByteBuffer namespace(RamNamespace ns) {
         ByteBuffer b = zero();
         long blocks = ns.blocks();
@@ -80,7 +80,7 @@ final class IdentifyPages {
         return b;
     }
 
-    /** Active Namespace ID list, CNS 0x02: NSIDs greater than {@code after}, ascending, zero-terminated (§3.2). */
+    /** Active Namespace ID list, CNS 0x02: NSIDs greater than {@code after}, ascending, zero-terminated (nvmeof-protocol.md §3.2). */
     static ByteBuffer activeNamespaces(Subsystem subsystem, int after) {
         ByteBuffer b = zero();
         int i = 0;
@@ -92,7 +92,7 @@ final class IdentifyPages {
         return b;
     }
 
-    /** Namespace Identification Descriptor list, CNS 0x03 (§3.2.3): NGUID, UUID and CSI, like nvmet. */
+    /** Namespace Identification Descriptor list, CNS 0x03 (nvmeof-protocol.md §3.2.3): NGUID, UUID and CSI, like nvmet. */
     static ByteBuffer descriptors(RamNamespace ns) {
         ByteBuffer b = zero();
         int p = 0;
@@ -106,7 +106,7 @@ final class IdentifyPages {
         return b;
     }
 
-    /** A UUID as 16 raw bytes in textual order (§0). */
+    /** A UUID as 16 raw bytes in textual order (nvmeof-protocol.md §0). */
     static void putUuid(ByteBuffer b, int at, UUID uuid) {
         long msb = uuid.getMostSignificantBits();
         long lsb = uuid.getLeastSignificantBits();
@@ -116,7 +116,7 @@ final class IdentifyPages {
         }
     }
 
-    /** An ASCII field padded with spaces, not NUL-terminated (§0). */
+    /** An ASCII field padded with spaces, not NUL-terminated (nvmeof-protocol.md §0). */
     static void ascii(ByteBuffer b, int at, int width, String text) {
         byte[] bytes = text == null ? new byte[0] : text.getBytes(StandardCharsets.US_ASCII);
         for (int i = 0; i < width; i++) {
@@ -124,7 +124,7 @@ final class IdentifyPages {
         }
     }
 
-    /** An NQN field: NUL-terminated, zero padded, 256 bytes (§0). */
+    /** An NQN field: NUL-terminated, zero padded, 256 bytes (nvmeof-protocol.md §0). */
     static void nqn(ByteBuffer b, int at, String nqn) {
         byte[] bytes = nqn.getBytes(StandardCharsets.UTF_8);
         for (int i = 0; i < bytes.length && i < 255; i++) {
@@ -132,7 +132,7 @@ final class IdentifyPages {
         }
     }
 
-    /** A text field padded with NULs (discovery TRADDR/TRSVCID, §3.3). */
+    /** A text field padded with NULs (discovery TRADDR/TRSVCID, nvmeof-protocol.md §3.3). */
     static void text(ByteBuffer b, int at, int width, String text) {
         byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
         for (int i = 0; i < bytes.length && i < width; i++) {

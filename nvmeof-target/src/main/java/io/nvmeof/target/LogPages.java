@@ -10,21 +10,21 @@ import java.util.SortedSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
-/** Builders of the log pages (protocol reference §3.3). Admin path: they allocate. */
+/** Builders of the log pages (nvmeof-protocol.md §3.3). Admin path: they allocate. */
 final class LogPages {
     static final int CHANGED_NS_MAX = 1024;
     static final int DISCOVERY_HEADER = 1024;
     static final int DISCOVERY_ENTRY = 1024;
-    /** Discovery entry SUBTYPE (§3.3). */
+    /** Discovery entry SUBTYPE (nvmeof-protocol.md §3.3). */
     static final int SUBTYPE_NVM = 2;
     static final int SUBTYPE_CURRENT_DISCOVERY = 3;
-    /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (§3.3). */
+    /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (nvmeof-protocol.md §3.3). */
     static final int CNTLID_DYNAMIC = 0xFFFF;
 
     /**
      * Vendor-specific log page of nvmeof-java: the target process's CPU use and work done, so a benchmarking host can
      * measure the target's CPU cost per I/O over the fabric itself (bin/nvmeof-perf). LID 0xC0 is the first of the
-     * vendor-specific range C0h–FFh (§3.3); other targets answer it with Invalid Field or Invalid Log Page.
+     * vendor-specific range C0h–FFh (nvmeof-protocol.md §3.3); other targets answer it with Invalid Field or Invalid Log Page.
      */
     static final int LID_PERF_STATS = 0xC0;
     /** Size of the vendor page; bytes after the last field are zero (reserved). */
@@ -44,7 +44,7 @@ final class LogPages {
         return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    /** Error Information, LID 0x01: 64-byte entries, newest first (§3.3). */
+    /** Error Information, LID 0x01: 64-byte entries, newest first (nvmeof-protocol.md §3.3). */
     static ByteBuffer errors(AtomicReferenceArray<long[]> entries, long count) {
         int n = entries.length();
         ByteBuffer b = page(64 * n);
@@ -65,7 +65,7 @@ final class LogPages {
         return b;
     }
 
-    /** SMART / Health Information, LID 0x02 (§3.3): real data-unit and command counters, no warnings. */
+    /** SMART / Health Information, LID 0x02 (nvmeof-protocol.md §3.3): real data-unit and command counters, no warnings. */
     static ByteBuffer health(Subsystem subsystem, int nsid, long createdNanos) {
         ByteBuffer b = page(512);
         long read = 0;
@@ -91,14 +91,14 @@ final class LogPages {
         return b;
     }
 
-    /** Data units are thousands of 512-byte units, rounded up (§3.3). */
+    /** Data units are thousands of 512-byte units, rounded up (nvmeof-protocol.md §3.3). */
     static long dataUnits(long bytes) {
         long sectors = (bytes + 511) / 512;
         return (sectors + 999) / 1000;
     }
 
     /**
-     * The nvmeof-java performance page, LID 0xC0 (vendor specific, §3.3), little endian:
+     * The nvmeof-java performance page, LID 0xC0 (vendor specific, nvmeof-protocol.md §3.3), little endian:
      * <pre>
      *   0  u32 magic, ASCII "NVOJ"           4  u16 version (1)          6  u16 page size in bytes (512)
      *   8  u64 process user CPU, ns          (from /proc/self/stat utime; resolution: byte 56)
@@ -161,7 +161,7 @@ final class LogPages {
         return 0;
     }
 
-    /** Changed Namespace List, LID 0x04 (§3.3). */
+    /** Changed Namespace List, LID 0x04 (nvmeof-protocol.md §3.3). */
     static ByteBuffer changedNamespaces(SortedSet<Integer> changed) {
         ByteBuffer b = page(4096);
         if (changed.contains(0xFFFFFFFF)) {
@@ -175,7 +175,7 @@ final class LogPages {
         return b;
     }
 
-    /** Commands Supported and Effects, LID 0x05 (§3.3): CSUPP, plus LBCC for commands that change blocks. */
+    /** Commands Supported and Effects, LID 0x05 (nvmeof-protocol.md §3.3): CSUPP, plus LBCC for commands that change blocks. */
     static ByteBuffer commandEffects() {
         final int csupp = 1;
         final int lbcc = 1 << 1;
@@ -193,11 +193,11 @@ final class LogPages {
         return b;
     }
 
-    /** One discovery log entry (§3.3). */
+    /** One discovery log entry (nvmeof-protocol.md §3.3). */
     record DiscoveryEntry(PortInfo port, String address, int subtype, String subnqn) {
     }
 
-    /** Discovery log page, LID 0x70 (§3.3): header then one 1024-byte entry per record. */
+    /** Discovery log page, LID 0x70 (nvmeof-protocol.md §3.3): header then one 1024-byte entry per record. */
     static ByteBuffer discovery(long genctr, List<DiscoveryEntry> entries) {
         ByteBuffer b = page(DISCOVERY_HEADER + DISCOVERY_ENTRY * entries.size());
         b.putLong(0, genctr);                   // GENCTR

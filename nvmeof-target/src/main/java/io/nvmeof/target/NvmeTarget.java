@@ -56,7 +56,7 @@ public final class NvmeTarget implements AutoCloseable {
     private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PortInfo> ports = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<TargetListener> listeners = new CopyOnWriteArrayList<>();
-    /** GENCTR of the discovery log: bumped whenever what it lists changes (§3.3). */
+    /** GENCTR of the discovery log: bumped whenever what it lists changes (nvmeof-protocol.md §3.3). */
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
     private final ScheduledThreadPoolExecutor scheduler;
     private final QueueAcceptor acceptor = this::accept;
@@ -234,14 +234,14 @@ public final class NvmeTarget implements AutoCloseable {
         return discovery;
     }
 
-    /** The subsystem a Connect names: an NVM subsystem or the well-known discovery NQN (§2.2). */
+    /** The subsystem a Connect names: an NVM subsystem or the well-known discovery NQN (nvmeof-protocol.md §2.2). */
     Subsystem subsystemForConnect(String nqn) {
         return Nqn.DISCOVERY.equals(nqn) ? discovery : subsystem(nqn);
     }
 
     /**
      * Adds a namespace at run time (NSID 0: the lowest free one). Connected controllers that enabled namespace notices
-     * get a "namespace attribute changed" event and find the NSID in log 0x04 (§3.6).
+     * get a "namespace attribute changed" event and find the NSID in log 0x04 (nvmeof-protocol.md §3.6).
      */
     public RamNamespace addNamespace(String subsystemNqn, NamespaceConfig nc) {
         Subsystem s = requireSubsystem(subsystemNqn);
@@ -294,7 +294,7 @@ public final class NvmeTarget implements AutoCloseable {
         return UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8)).toString().replace("-", "").substring(0, 20);
     }
 
-    // ---- discovery (§3.3, §3.7) ----
+    // ---- discovery (nvmeof-protocol.md §3.3, §3.7) ----
 
     /** The discovery log for {@code hostNqn}: per port, the discovery subsystem itself (SUBTYPE 3) and each NVM subsystem the host may use (SUBTYPE 2). */
     ByteBuffer discoveryLog(String hostNqn, QueueChannel channel) {

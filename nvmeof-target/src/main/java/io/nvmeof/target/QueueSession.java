@@ -20,39 +20,39 @@ import java.nio.ByteBuffer;
  * no synchronisation. It is also the queue's {@link DataReceiver}, so asking the transport for write data allocates
  * nothing.
  *
- * <p>Before Connect the queue belongs to no controller; a successful Connect (§2.2) binds it as the admin queue of a new
+ * <p>Before Connect the queue belongs to no controller; a successful Connect (nvmeof-protocol.md §2.2) binds it as the admin queue of a new
  * controller (QID 0) or as an I/O queue of an existing one. Every failure is a completion status: an unexpected
  * exception completes the command with Internal Error and is logged, and never reaches the transport.
  *
- * <p>The NVM I/O path (Read, Write, Flush, Write Zeroes, Dataset Management, Compare; §4) takes no lock and allocates
+ * <p>The NVM I/O path (Read, Write, Flush, Write Zeroes, Dataset Management, Compare; nvmeof-protocol.md §4) takes no lock and allocates
  * nothing: the namespace lookup is a volatile array read, the checks are arithmetic, and data moves between the
  * transport's buffers and namespace chunks directly.
  */
 final class QueueSession implements QueueHandler, DataReceiver {
     private static final Logger LOG = System.getLogger("io.nvmeof.target");
-    /** Returned by handlers that keep the request to complete later (an AER, §3.6). */
+    /** Returned by handlers that keep the request to complete later (an AER, nvmeof-protocol.md §3.6). */
     static final int PENDING = -1;
 
-    /** FLAGS must be exactly PSDT 01 and no FUSE: the mask of the checked bits and the value (§1.1). */
+    /** FLAGS must be exactly PSDT 01 and no FUSE: the mask of the checked bits and the value (nvmeof-protocol.md §1.1). */
     private static final int FLAGS_CHECKED = 0xC3;
     private static final int FLAGS_REQUIRED = SubmissionQueueEntry.FLAGS_SGL;
-    /** Connect data is exactly 1024 bytes (§2.2). */
+    /** Connect data is exactly 1024 bytes (nvmeof-protocol.md §2.2). */
     private static final int CONNECT_DATA_LENGTH = ConnectData.LENGTH;
-    /** Connect Invalid Parameters DW0: IATTR bit 16 = the offset is in the Connect data (§2.2). */
+    /** Connect Invalid Parameters DW0: IATTR bit 16 = the offset is in the Connect data (nvmeof-protocol.md §2.2). */
     private static final int IATTR_DATA = 1 << 16;
-    /** IPO values (§2.2): byte offsets in the SQE (QID, SQSIZE) or in the data (CNTLID, SUBNQN, HOSTNQN). */
+    /** IPO values (nvmeof-protocol.md §2.2): byte offsets in the SQE (QID, SQSIZE) or in the data (CNTLID, SUBNQN, HOSTNQN). */
     private static final int IPO_QID = SubmissionQueueEntry.CONNECT_QID_OFFSET;
     private static final int IPO_SQSIZE = SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET;
     private static final int IPO_CNTLID = ConnectData.CNTLID_OFFSET;
     private static final int IPO_SUBNQN = ConnectData.SUBNQN_OFFSET;
     private static final int IPO_HOSTNQN = ConnectData.HOSTNQN_OFFSET;
-    /** Write Zeroes CDW12 bit 25: DEAC (§4.4). Dataset Management CDW11 bit 2: AD (§4.5). */
+    /** Write Zeroes CDW12 bit 25: DEAC (nvmeof-protocol.md §4.4). Dataset Management CDW11 bit 2: AD (nvmeof-protocol.md §4.5). */
     private static final int WRITE_ZEROES_DEAC = 1 << 25;
     private static final int DSM_AD = 1 << 2;
-    /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (§4.5). */
+    /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
     private static final int DSM_RANGE = 16;
 
-    // Opcodes used in switches (§3.1, §4.1).
+    // Opcodes used in switches (nvmeof-protocol.md §3.1, §4.1).
     private static final int OPC_FABRICS = 0x7F;
     private static final int OPC_FLUSH = 0x00;
     private static final int OPC_WRITE = 0x01;
@@ -161,7 +161,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         }
         SubmissionQueueEntry c = request.command();
         if ((c.flags() & FLAGS_CHECKED) != FLAGS_REQUIRED) {
-            complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (§1.1)
+            complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
             return;
         }
         int opcode = c.opcode();
@@ -170,12 +170,12 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         if (qid < 0) {
-            complete(request, Status.dnr(Status.INVALID_OPCODE)); // only Connect on an unconnected queue (§2.1)
+            complete(request, Status.dnr(Status.INVALID_OPCODE)); // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
             return;
         }
         Controller ctrl = controller;
         if (!ctrl.ready()) {
-            // Before CC.EN/CSTS.RDY (§2.3); a discovery controller answers Invalid Opcode like nvmet.
+            // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like nvmet.
             complete(request, Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR));
             return;
         }
@@ -189,13 +189,13 @@ final class QueueSession implements QueueHandler, DataReceiver {
         io(request, c);
     }
 
-    // ---- fabrics (§2) ----
+    // ---- fabrics (nvmeof-protocol.md §2) ----
 
     private void fabrics(TargetRequest request, SubmissionQueueEntry c) {
         int fctype = c.fctype();
         if (fctype == FCTYPE_CONNECT) {
             if (qid >= 0) {
-                complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (§2.1)
+                complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (nvmeof-protocol.md §2.1)
             } else if (request.dataLength() != CONNECT_DATA_LENGTH) {
                 complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             } else {
@@ -349,7 +349,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     private void disconnect(TargetRequest request) {
         if (qid == 0) {
-            complete(request, Status.dnr(Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (§2.4)
+            complete(request, Status.dnr(Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (nvmeof-protocol.md §2.4)
             return;
         }
         Controller ctrl = controller;
@@ -362,14 +362,14 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 + subsystem.nqn() + ") deleted by the host");
     }
 
-    // ---- NVM I/O (§4) ----
+    // ---- NVM I/O (nvmeof-protocol.md §4) ----
 
     private void io(TargetRequest request, SubmissionQueueEntry c) {
         int opcode = c.opcode();
         int nsid = c.nsid();
         RamNamespace ns = subsystem.namespace(nsid);
         if (ns == null) {
-            // Flush of all namespaces (§4.3) has nothing to do in RAM.
+            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
             complete(request, opcode == OPC_FLUSH && nsid == 0xFFFFFFFF ? Status.SUCCESS : Status.dnr(Status.INVALID_NAMESPACE));
             return;
         }
@@ -427,7 +427,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 return;
             }
             case OPC_DSM: {
-                int ranges = (c.cdw10() & 0xFF) + 1; // NR is 0's based (§4.5)
+                int ranges = (c.cdw10() & 0xFF) + 1; // NR is 0's based (nvmeof-protocol.md §4.5)
                 if (request.dataLength() < ranges * DSM_RANGE) {
                     complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
                     return;
@@ -448,7 +448,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         }
     }
 
-    /** SLBA + NLB within the namespace, unsigned (§4.6). */
+    /** SLBA + NLB within the namespace, unsigned (nvmeof-protocol.md §4.6). */
     private static int checkRange(SubmissionQueueEntry c, RamNamespace ns) {
         long slba = c.slba();
         long blocks = ns.blocks();
@@ -459,7 +459,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         return Status.SUCCESS;
     }
 
-    /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (§4.1). */
+    /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */
     private static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
         int status = checkRange(c, ns);
         if (status != Status.SUCCESS) {
@@ -506,7 +506,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         long blocks = ns.blocks();
         // Check every range first, so a bad one changes nothing.
         for (int i = 0; i < ranges; i++) {
-            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL; // a count, not 0's based (§4.5)
+            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL; // a count, not 0's based (nvmeof-protocol.md §4.5)
             long slba = data.getLong(i * DSM_RANGE + 8);
             if (Long.compareUnsigned(slba, blocks) > 0 || slba + nlb > blocks) {
                 complete(request, Status.dnr(Status.LBA_OUT_OF_RANGE));
@@ -524,7 +524,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     // ---- completion ----
 
-    /** Fills SQHD, SQID and STATUS and hands the request back to the transport (§1.2). */
+    /** Fills SQHD, SQID and STATUS and hands the request back to the transport (nvmeof-protocol.md §1.2). */
     void complete(TargetRequest request, int status) {
         CompletionQueueEntry response = request.response();
         response.status(status);
@@ -537,7 +537,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         request.complete();
     }
 
-    /** (sqhd + 1) mod (SQSIZE + 1) per completion, or 0xFFFF with SQ flow control disabled (§1.2, §2.2). */
+    /** (sqhd + 1) mod (SQSIZE + 1) per completion, or 0xFFFF with SQ flow control disabled (nvmeof-protocol.md §1.2, §2.2). */
     private int nextSqhd() {
         if (sqFlowControlDisabled) {
             return 0xFFFF;

@@ -64,7 +64,7 @@ public final class Subsystem {
         return model;
     }
 
-    /** Whether {@code hostNqn} may connect (§2.2): the discovery subsystem allows every host. */
+    /** Whether {@code hostNqn} may connect (nvmeof-protocol.md §2.2): the discovery subsystem allows every host. */
     public boolean allows(String hostNqn) {
         return discovery || allowAnyHost || hosts.contains(hostNqn);
     }
@@ -126,8 +126,8 @@ public final class Subsystem {
     // ---- controllers ----
 
     /**
-     * Creates a controller with a CNTLID in 1..0xFFEF that no live controller uses (§8), rotating so a reconnecting
-     * host rarely gets the CNTLID it just dropped; null if none is left (Controller Busy, §2.2).
+     * Creates a controller with a CNTLID in 1..0xFFEF that no live controller uses (nvmeof-protocol.md §8), rotating so a reconnecting
+     * host rarely gets the CNTLID it just dropped; null if none is left (Controller Busy, nvmeof-protocol.md §2.2).
      */
     synchronized Controller createController(IntFunction<Controller> factory) {
         int span = ControllerProfile.MAX_CNTLID - ControllerProfile.MIN_CNTLID + 1;

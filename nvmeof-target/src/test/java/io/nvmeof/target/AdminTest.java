@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Features, Keep Alive, AER and namespace-change events, Abort (protocol reference §3.1, §3.4–§3.6). */
+/** Features, Keep Alive, AER and namespace-change events, Abort (nvmeof-protocol.md §3.1, §3.4–§3.6). */
 class AdminTest {
     private final NvmeTarget target = TestTargets.standard(1L << 30, 0);
     private final InJvmHost host = new InJvmHost(target);
@@ -70,7 +70,7 @@ class AdminTest {
         for (FakeRequest aer : aers) {
             assertFalse(aer.done.isDone());
         }
-        // a namespace appears at run time: one AER completes with "namespace attribute changed" (§3.6)
+        // a namespace appears at run time: one AER completes with "namespace attribute changed" (nvmeof-protocol.md §3.6)
         int nsid = target.addNamespace(TestTargets.NQN, NamespaceConfig.of(0, 1L << 30)).nsid();
         assertEquals(4, nsid);
         FakeRequest event = await(aers.get(0));

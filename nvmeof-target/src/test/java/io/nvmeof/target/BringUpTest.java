@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The Linux host's I/O controller bring-up, step by step (protocol reference §7.1), and the Identify pages it checks. */
+/** The Linux host's I/O controller bring-up, step by step (nvmeof-protocol.md §7.1), and the Identify pages it checks. */
 class BringUpTest {
     private final NvmeTarget target = TestTargets.standard();
     private final InJvmHost host = new InJvmHost(target);
@@ -171,7 +171,7 @@ class BringUpTest {
         assertArrayEquals(new byte[4096], read.received());
         assertFalse(aer.done.isDone(), "the AER is held");
 
-        // §7.3: I/O queues close, then shutdown handshake
+        // nvmeof-protocol.md §7.3: I/O queues close, then shutdown handshake
         for (InJvmQueue q : host.io.values()) {
             q.close();
             assertTrue(q.awaitClosed(2000));

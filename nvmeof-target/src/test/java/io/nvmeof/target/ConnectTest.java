@@ -10,7 +10,7 @@ import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-/** Connect validation (protocol reference §2.1, §2.2) and the Property Get/Set state machine (§2.3). */
+/** Connect validation (nvmeof-protocol.md §2.1, §2.2) and the Property Get/Set state machine (nvmeof-protocol.md §2.3). */
 class ConnectTest {
     private final NvmeTarget target = TestTargets.standard();
     private final InJvmHost host = new InJvmHost(target);

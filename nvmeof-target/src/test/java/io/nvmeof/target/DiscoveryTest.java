@@ -17,7 +17,7 @@ import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** `nvme discover` against the discovery controller (protocol reference §7.2, §3.3, §3.7). */
+/** `nvme discover` against the discovery controller (nvmeof-protocol.md §7.2, §3.3, §3.7). */
 class DiscoveryTest {
     private final NvmeTarget target = TestTargets.standard();
     private final InJvmHost host = new InJvmHost(target);

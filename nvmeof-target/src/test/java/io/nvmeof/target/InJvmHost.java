@@ -13,7 +13,7 @@ import java.util.TreeMap;
 import java.util.UUID;
 
 /**
- * A minimal host over the in-JVM transport that follows the Linux host's sequence (§7.1): admin Connect, enable, I/O
+ * A minimal host over the in-JVM transport that follows the Linux host's sequence (nvmeof-protocol.md §7.1): admin Connect, enable, I/O
  * Connects, and one method per command returning the completed {@link FakeRequest} (CQE + data).
  */
 public final class InJvmHost implements AutoCloseable {
@@ -51,7 +51,7 @@ public final class InJvmHost implements AutoCloseable {
         return r;
     }
 
-    /** Steps 4–10 of §7.1: CAP, CC (EN=0), CAP, CC (EN=1), CSTS until RDY, VS. Returns CSTS. */
+    /** Steps 4–10 of nvmeof-protocol.md §7.1: CAP, CC (EN=0), CAP, CC (EN=1), CSTS until RDY, VS. Returns CSTS. */
     public int enable() {
         check(propertyGet(Properties.CAP, true));
         check(propertySet(Properties.CC, 0x00460000));
@@ -65,7 +65,7 @@ public final class InJvmHost implements AutoCloseable {
         return csts;
     }
 
-    /** Normal shutdown (§7.3): CC.SHN = 01 with EN still 1, then CSTS; returns CSTS. */
+    /** Normal shutdown (nvmeof-protocol.md §7.3): CC.SHN = 01 with EN still 1, then CSTS; returns CSTS. */
     public int shutdown() {
         check(propertySet(Properties.CC, 0x00464001));
         return check(propertyGet(Properties.CSTS, false)).dw0();

@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** NVM I/O commands and their statuses (protocol reference §4) over the in-JVM transport. */
+/** NVM I/O commands and their statuses (nvmeof-protocol.md §4) over the in-JVM transport. */
 class NvmIoTest {
     private static final int BS = 4096;
     private static final int CHUNK = RamNamespace.CHUNK_SIZE;

@@ -50,7 +50,7 @@ import java.util.function.Consumer;
  * finds the listener by port and ignores the address.
  */
 public final class LoopTransport implements Transport {
-    /** TRTYPE "intra-host" / loop (§3.3). */
+    /** TRTYPE "intra-host" / loop (nvmeof-protocol.md §3.3). */
     public static final int TRTYPE_LOOP = 0xFE;
     private static final Map<Integer, Listener> LISTENERS = new ConcurrentHashMap<>();
     private static final AtomicInteger NEXT_PORT = new AtomicInteger(20000);

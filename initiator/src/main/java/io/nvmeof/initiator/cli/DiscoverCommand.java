@@ -76,7 +76,7 @@ final class DiscoverCommand implements Callable<Integer> {
             out.printf("traddr:  %s%n", e.traddr());
             out.printf("eflags:  %s%n", e.eflags() == 0 ? "none" : "0x" + Integer.toHexString(e.eflags()));
             if (e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
-                // nvme-cli prints the RDMA transport-specific address subtype fields instead of SECTYPE (§3.3).
+                // nvme-cli prints the RDMA transport-specific address subtype fields instead of SECTYPE (nvmeof-protocol.md §3.3).
                 out.printf("rdma_prtype: %s%n", e.rdmaPrtypeName());
                 out.printf("rdma_qptype: %s%n", e.rdmaQptypeName());
                 out.printf("rdma_cms:    %s%n", e.rdmaCmsName());

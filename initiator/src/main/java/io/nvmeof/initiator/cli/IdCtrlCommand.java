@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
 
 /** {@code nvmeof id-ctrl URI}: Identify Controller, like {@code nvme id-ctrl}. Works on discovery controllers too. */
 @Command(name = "id-ctrl", mixinStandardHelpOptions = true,
-        description = "Identify Controller (§3.2.1) of a subsystem's controller or of a discovery controller.")
+        description = "Identify Controller (nvmeof-protocol.md §3.2.1) of a subsystem's controller or of a discovery controller.")
 final class IdCtrlCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -13,7 +13,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 /** {@code nvmeof id-ns URI [-n NSID]}: Identify Namespace, like {@code nvme id-ns}. */
-@Command(name = "id-ns", mixinStandardHelpOptions = true, description = "Identify Namespace (§3.2.2).")
+@Command(name = "id-ns", mixinStandardHelpOptions = true, description = "Identify Namespace (nvmeof-protocol.md §3.2.2).")
 final class IdNsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

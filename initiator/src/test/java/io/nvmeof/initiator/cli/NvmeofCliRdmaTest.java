@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The CLI over NVMe/RDMA (the software RNIC on this machine): discovery entries of an RDMA port carry the RDMA
- * transport-specific address subtype (QPTYPE, PRTYPE, CMS, §3.3), printed as nvme-cli prints them, not as SECTYPE.
+ * transport-specific address subtype (QPTYPE, PRTYPE, CMS, nvmeof-protocol.md §3.3), printed as nvme-cli prints them, not as SECTYPE.
  */
 class NvmeofCliRdmaTest {
     @RegisterExtension

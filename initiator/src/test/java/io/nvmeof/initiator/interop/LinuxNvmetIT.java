@@ -213,7 +213,7 @@ class LinuxNvmetIT {
         System.out.println("Get Log Page commands for the discovery log (test hook): "
                 + (hook != null ? logCommands.get() : "hook not available"));
         if (hook != null) {
-            // Header, at least one chunk of entries, header again (GENCTR check), §3.3.
+            // Header, at least one chunk of entries, header again (GENCTR check), nvmeof-protocol.md §3.3.
             assertTrue(logCommands.get() >= 2, "Get Log Page commands seen by the test hook: " + logCommands.get());
         }
         List<DiscoveryEntry> nvm = log.nvmSubsystems();

@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** Admin command opcodes that matter on a fabrics controller (protocol reference §3.1). */
+/** Admin command opcodes that matter on a fabrics controller (nvmeof-protocol.md §3.1). */
 public enum AdminOpcode {
     DELETE_IO_SQ(0x00),
     CREATE_IO_SQ(0x01),

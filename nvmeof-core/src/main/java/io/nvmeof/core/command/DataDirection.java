@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** The data transfer direction of a command, from bits 1:0 of its opcode (or FCTYPE for fabrics), §1.1. */
+/** The data transfer direction of a command, from bits 1:0 of its opcode (or FCTYPE for fabrics), nvmeof-protocol.md §1.1. */
 public enum DataDirection {
     NONE,
     HOST_TO_CONTROLLER,

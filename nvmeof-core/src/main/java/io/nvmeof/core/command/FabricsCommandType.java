@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** Fabrics command types, byte 4 of a command with opcode 0x7F (protocol reference §2.1). */
+/** Fabrics command types, byte 4 of a command with opcode 0x7F (nvmeof-protocol.md §2.1). */
 public enum FabricsCommandType {
     PROPERTY_SET(0x00),
     CONNECT(0x01),

@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** Well-known NVMe Qualified Names (protocol reference §8). */
+/** Well-known NVMe Qualified Names (nvmeof-protocol.md §8). */
 public final class Nqn {
     private Nqn() {
     }

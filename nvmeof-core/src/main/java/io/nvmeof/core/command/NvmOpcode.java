@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** NVM command set I/O opcodes (protocol reference §4.1). */
+/** NVM command set I/O opcodes (nvmeof-protocol.md §4.1). */
 public enum NvmOpcode {
     FLUSH(0x00),
     WRITE(0x01),

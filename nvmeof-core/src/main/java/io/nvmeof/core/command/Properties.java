@@ -1,6 +1,6 @@
 package io.nvmeof.core.command;
 
-/** Controller properties reachable with Property Get/Set, and their fields (protocol reference §2.3). */
+/** Controller properties reachable with Property Get/Set, and their fields (nvmeof-protocol.md §2.3). */
 public final class Properties {
     private Properties() {
     }
@@ -35,7 +35,7 @@ public final class Properties {
     public static final int CSTS_SHST_MASK = 0x3 << CSTS_SHST_SHIFT;
     public static final int CSTS_SHST_COMPLETE = 0x2 << CSTS_SHST_SHIFT;
 
-    /** NVMe 1.3.0, the version a conservative target reports (§7.7). */
+    /** NVMe 1.3.0, the version a conservative target reports (nvmeof-protocol.md §7.7). */
     public static final int VERSION_1_3 = 0x00010300;
 
     public static int ccShn(int cc) {
@@ -63,7 +63,7 @@ public final class Properties {
     }
 
     /**
-     * Builds CAP (§2.3): MQES (0's based), CQR, TO in 500 ms units, CSS bit 37 (NVM command set), MPSMIN = MPSMAX = 0.
+     * Builds CAP (nvmeof-protocol.md §2.3): MQES (0's based), CQR, TO in 500 ms units, CSS bit 37 (NVM command set), MPSMIN = MPSMAX = 0.
      */
     public static long cap(int mqes, int timeout500ms) {
         return (mqes & 0xFFFFL) | (1L << 16) | ((timeout500ms & 0xFFL) << 24) | (1L << 37);

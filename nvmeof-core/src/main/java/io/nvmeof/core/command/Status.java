@@ -1,7 +1,7 @@
 package io.nvmeof.core.command;
 
 /**
- * NVMe completion status values (protocol reference §1.2, §1.4). A status is an {@code int} holding the 16-bit wire
+ * NVMe completion status values (nvmeof-protocol.md §1.2, §1.4). A status is an {@code int} holding the 16-bit wire
  * value of the CQE status field: bit 0 phase (always 0 here), bits 8:1 SC, 11:9 SCT, 13:12 CRD, 14 More, 15 DNR. The
  * constants below carry no DNR bit; add it with {@link #dnr(int)}. An NVMe failure is a status, never an exception.
  */
@@ -9,7 +9,7 @@ public final class Status {
     private Status() {
     }
 
-    // Status code types (§1.2).
+    // Status code types (nvmeof-protocol.md §1.2).
     public static final int SCT_GENERIC = 0;
     public static final int SCT_COMMAND_SPECIFIC = 1;
     public static final int SCT_MEDIA = 2;
@@ -21,7 +21,7 @@ public final class Status {
 
     public static final int SUCCESS = 0;
 
-    // Generic command status (SCT 0), §1.4.
+    // Generic command status (SCT 0), nvmeof-protocol.md §1.4.
     public static final int INVALID_OPCODE = of(SCT_GENERIC, 0x01);
     public static final int INVALID_FIELD = of(SCT_GENERIC, 0x02);
     public static final int COMMAND_ID_CONFLICT = of(SCT_GENERIC, 0x03);
@@ -46,7 +46,7 @@ public final class Status {
     public static final int CAPACITY_EXCEEDED = of(SCT_GENERIC, 0x81);
     public static final int NAMESPACE_NOT_READY = of(SCT_GENERIC, 0x82);
 
-    // Command specific status (SCT 1), §1.4.
+    // Command specific status (SCT 1), nvmeof-protocol.md §1.4.
     public static final int INVALID_QUEUE_IDENTIFIER = of(SCT_COMMAND_SPECIFIC, 0x01);
     public static final int INVALID_QUEUE_SIZE = of(SCT_COMMAND_SPECIFIC, 0x02);
     public static final int ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED = of(SCT_COMMAND_SPECIFIC, 0x05);
@@ -61,13 +61,13 @@ public final class Status {
     public static final int DISCOVER_RESTART = of(SCT_COMMAND_SPECIFIC, 0x90);
     public static final int AUTHENTICATION_REQUIRED = of(SCT_COMMAND_SPECIFIC, 0x91);
 
-    // Media and data integrity errors (SCT 2), §1.4.
+    // Media and data integrity errors (SCT 2), nvmeof-protocol.md §1.4.
     public static final int WRITE_FAULT = of(SCT_MEDIA, 0x80);
     public static final int UNRECOVERED_READ_ERROR = of(SCT_MEDIA, 0x81);
     public static final int COMPARE_FAILURE = of(SCT_MEDIA, 0x85);
     public static final int ACCESS_DENIED = of(SCT_MEDIA, 0x86);
 
-    // Path related (SCT 3), §1.4.
+    // Path related (SCT 3), nvmeof-protocol.md §1.4.
     public static final int INTERNAL_PATH_ERROR = of(SCT_PATH, 0x00);
 
     /** The wire status for SCT/SC, without More or DNR. */

@@ -10,8 +10,8 @@ public interface HostQueue extends AutoCloseable {
 
     /**
      * In-capsule data the transport may use for host-to-controller data of non-fabrics commands on this queue:
-     * IOCCSZ×16−64 for I/O queues (§3.2.1), known after Identify. Fabrics commands (Connect) use the binding's own
-     * admin limit (TCP: 8192, §5.10). Default 0: every data transfer goes outside the capsule.
+     * IOCCSZ×16−64 for I/O queues (nvmeof-protocol.md §3.2.1), known after Identify. Fabrics commands (Connect) use the binding's own
+     * admin limit (TCP: 8192, nvmeof-protocol.md §5.10). Default 0: every data transfer goes outside the capsule.
      */
     void maxInCapsuleData(int bytes);
 

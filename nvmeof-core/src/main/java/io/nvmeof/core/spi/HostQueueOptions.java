@@ -7,11 +7,11 @@ import java.time.Duration;
  * What an initiator asks of one host queue (one connection / QP).
  *
  * @param address        the controller's address
- * @param qid            0 admin, 1..N I/O (RDMA puts it in the CM private data, §6.1; TCP binds it by Connect)
+ * @param qid            0 admin, 1..N I/O (RDMA puts it in the CM private data, nvmeof-protocol.md §6.1; TCP binds it by Connect)
  * @param queueSize      entries in the queue (SQSIZE + 1); command IDs used on it are 0..queueSize-1
  * @param cntlid         the controller ID for I/O queues (RDMA private data), 0 for the admin queue
- * @param headerDigest   ask for header digests (NVMe/TCP, §5.8)
- * @param dataDigest     ask for data digests (NVMe/TCP, §5.8)
+ * @param headerDigest   ask for header digests (NVMe/TCP, nvmeof-protocol.md §5.8)
+ * @param dataDigest     ask for data digests (NVMe/TCP, nvmeof-protocol.md §5.8)
  * @param connectTimeout how long the transport may take to connect (TCP connect + ICReq/ICResp)
  * @param ioMode         event-loop engine and busy polling for this queue's thread
  */

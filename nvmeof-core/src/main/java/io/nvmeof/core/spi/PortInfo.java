@@ -1,8 +1,8 @@
 package io.nvmeof.core.spi;
 
 /**
- * The transport facts a controller reports for queues on one port: in Identify Controller (§3.2.1), CAP (§2.3) and
- * discovery log entries (§3.3).
+ * The transport facts a controller reports for queues on one port: in Identify Controller (nvmeof-protocol.md §3.2.1), CAP (nvmeof-protocol.md §2.3) and
+ * discovery log entries (nvmeof-protocol.md §3.3).
  *
  * @param transportType     TRTYPE: 3 TCP, 1 RDMA
  * @param addressFamily     ADRFAM: 1 IPv4, 2 IPv6
@@ -22,10 +22,10 @@ public record PortInfo(int transportType, int addressFamily, String address, Str
     public static final int TRTYPE_TCP = 3;
     public static final int ADRFAM_IPV4 = 1;
     public static final int ADRFAM_IPV6 = 2;
-    /** TREQ bit 2: SQ flow control disable supported (§3.3). */
+    /** TREQ bit 2: SQ flow control disable supported (nvmeof-protocol.md §3.3). */
     public static final int TREQ_SQFLOW_DISABLE_SUPPORTED = 0x04;
 
-    /** IOCCSZ in 16-byte units: the 64-byte SQE plus in-capsule data (§3.2.1). */
+    /** IOCCSZ in 16-byte units: the 64-byte SQE plus in-capsule data (nvmeof-protocol.md §3.2.1). */
     public int ioccsz() {
         return (64 + inCapsuleDataSize) / 16;
     }

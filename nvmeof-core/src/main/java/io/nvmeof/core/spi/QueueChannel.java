@@ -13,9 +13,9 @@ public interface QueueChannel {
     SocketAddress localAddress();
 
     /**
-     * Called by the core on the queue thread when a Connect succeeded on this queue (§2.2), before it completes the
+     * Called by the core on the queue thread when a Connect succeeded on this queue (nvmeof-protocol.md §2.2), before it completes the
      * Connect. The transport sizes the queue and, if {@code sqFlowControlDisabled}, may use the C2HData SUCCESS
-     * optimisation (§5.10).
+     * optimisation (nvmeof-protocol.md §5.10).
      *
      * @param qid    0 admin, 1..N I/O
      * @param sqsize SQSIZE from Connect, 0's based

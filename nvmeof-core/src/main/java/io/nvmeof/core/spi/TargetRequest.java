@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
  * wr_id is its index). It belongs to the core from {@link QueueHandler#onCommand} until {@link #complete()}; all calls
  * happen on the queue's own thread.
  *
- * <p>Lifecycle, mirroring nvmet and SPDK (architecture sketch):
+ * <p>Lifecycle, mirroring nvmet and SPDK (docs/ARCHITECTURE.md):
  * <pre>
  *   onCommand(req) ─► [req.receiveData(receiver) ─► receiver.onData(req, status)]   host→controller data
  *                  ─► [req.addData(...)]*                                           controller→host data

@@ -14,7 +14,7 @@ public interface Transport {
     /** The scheme name: "tcp" or "rdma". */
     String name();
 
-    /** TRTYPE for discovery log entries: 3 TCP, 1 RDMA (protocol reference §3.3). */
+    /** TRTYPE for discovery log entries: 3 TCP, 1 RDMA (nvmeof-protocol.md §3.3). */
     int transportType();
 
     /** Whether this transport can run on this machine; {@link #unavailableReason()} says why not. */
@@ -35,8 +35,8 @@ public interface Transport {
     TargetListener listen(ListenerOptions options, QueueAcceptor acceptor) throws IOException;
 
     /**
-     * Opens one host queue to a controller, connected at transport level (TCP: connect + ICReq/ICResp, §5.4; RDMA: CM
-     * connect with private data, §6.1) and ready for the fabrics Connect command.
+     * Opens one host queue to a controller, connected at transport level (TCP: connect + ICReq/ICResp, nvmeof-protocol.md §5.4; RDMA: CM
+     * connect with private data, nvmeof-protocol.md §6.1) and ready for the fabrics Connect command.
      *
      * @throws IOException if the controller cannot be reached or refuses the connection
      */

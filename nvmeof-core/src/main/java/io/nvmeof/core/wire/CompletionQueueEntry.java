@@ -3,7 +3,7 @@ package io.nvmeof.core.wire;
 import io.nvmeof.core.command.Status;
 
 /**
- * The 16-byte Completion Queue Entry, the NVMe response (protocol reference §1.2).
+ * The 16-byte Completion Queue Entry, the NVMe response (nvmeof-protocol.md §1.2).
  *
  * <pre>
  *  0            4            8       10      12      14
@@ -45,7 +45,7 @@ public final class CompletionQueueEntry extends Flyweight {
         return this;
     }
 
-    /** DW0 and DW1 as one 64-bit value (Property Get of an 8-byte property, §2.3). */
+    /** DW0 and DW1 as one 64-bit value (Property Get of an 8-byte property, nvmeof-protocol.md §2.3). */
     public long result64() {
         return u64(DW0_OFFSET);
     }
@@ -82,7 +82,7 @@ public final class CompletionQueueEntry extends Flyweight {
         return this;
     }
 
-    /** The status field as on the wire (§1.2), phase bit included. */
+    /** The status field as on the wire (nvmeof-protocol.md §1.2), phase bit included. */
     public int status() {
         return u16(STATUS_OFFSET);
     }

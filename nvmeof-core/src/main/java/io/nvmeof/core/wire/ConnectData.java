@@ -4,7 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.UUID;
 
 /**
- * The 1024-byte data of a Connect command (protocol reference §2.2).
+ * The 1024-byte data of a Connect command (nvmeof-protocol.md §2.2).
  *
  * <pre>
  *  0          16       18         256            512            768        1024
@@ -19,10 +19,10 @@ public final class ConnectData extends Flyweight {
     public static final int CNTLID_OFFSET = 16;
     public static final int SUBNQN_OFFSET = 256;
     public static final int HOSTNQN_OFFSET = 512;
-    /** NQN fields are 256 bytes holding at most 223 characters and a NUL (§0, §8). */
+    /** NQN fields are 256 bytes holding at most 223 characters and a NUL (nvmeof-protocol.md §0, §8). */
     public static final int NQN_FIELD_LENGTH = 256;
     public static final int NQN_MAX_LENGTH = 223;
-    /** CNTLID of an admin Connect asking for a dynamically allocated controller (§2.2). */
+    /** CNTLID of an admin Connect asking for a dynamically allocated controller (nvmeof-protocol.md §2.2). */
     public static final int CNTLID_DYNAMIC = 0xFFFF;
 
     @Override
@@ -31,7 +31,7 @@ public final class ConnectData extends Flyweight {
     }
 
     public UUID hostId() {
-        // The host identifier is 16 raw bytes in textual UUID order, i.e. big-endian halves (§0).
+        // The host identifier is 16 raw bytes in textual UUID order, i.e. big-endian halves (nvmeof-protocol.md §0).
         long msb = Long.reverseBytes(u64(HOSTID_OFFSET));
         long lsb = Long.reverseBytes(u64(HOSTID_OFFSET + 8));
         return new UUID(msb, lsb);

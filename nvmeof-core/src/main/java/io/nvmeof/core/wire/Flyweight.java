@@ -5,7 +5,7 @@ import java.nio.ByteOrder;
 
 /**
  * Base of every fixed-layout wire structure: a view over {@code length()} bytes of a {@link ByteBuffer} starting at
- * {@link #offset()}. All multi-byte fields are little-endian (protocol reference §0).
+ * {@link #offset()}. All multi-byte fields are little-endian (nvmeof-protocol.md §0).
  *
  * <p>A flyweight owns no memory and does not allocate: {@link #wrap} only remembers the buffer and the offset, and all
  * accessors use absolute positions, so the buffer's position and limit are never touched. A flyweight is valid only for
@@ -46,7 +46,7 @@ public abstract class Flyweight {
         return offset;
     }
 
-    /** Sets every byte of the structure to zero (reserved fields must be sent as zero, §0). */
+    /** Sets every byte of the structure to zero (reserved fields must be sent as zero, nvmeof-protocol.md §0). */
     public void clear() {
         for (int i = 0; i < length(); i += 8) {
             buffer.putLong(offset + i, 0L);

@@ -1,7 +1,7 @@
 package io.nvmeof.core.wire;
 
 /**
- * A 16-byte SGL descriptor (protocol reference §1.3).
+ * A 16-byte SGL descriptor (nvmeof-protocol.md §1.3).
  *
  * <pre>
  *  byte 0            8            11          15
@@ -18,14 +18,14 @@ public final class SglDescriptor extends Flyweight {
     public static final int KEY_OFFSET = 11;
     public static final int IDENTIFIER_OFFSET = 15;
 
-    // Types, §1.3.
+    // Types, nvmeof-protocol.md §1.3.
     public static final int TYPE_DATA_BLOCK = 0x0;
     public static final int TYPE_BIT_BUCKET = 0x1;
     public static final int TYPE_SEGMENT = 0x2;
     public static final int TYPE_LAST_SEGMENT = 0x3;
     public static final int TYPE_KEYED_DATA_BLOCK = 0x4;
     public static final int TYPE_TRANSPORT_DATA_BLOCK = 0x5;
-    // Subtypes, §1.3.
+    // Subtypes, nvmeof-protocol.md §1.3.
     public static final int SUBTYPE_ADDRESS = 0x0;
     public static final int SUBTYPE_OFFSET = 0x1;
     public static final int SUBTYPE_TRANSPORT_SPECIFIC = 0xA;

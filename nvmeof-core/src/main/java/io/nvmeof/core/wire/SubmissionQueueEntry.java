@@ -3,7 +3,7 @@ package io.nvmeof.core.wire;
 import java.nio.ByteBuffer;
 
 /**
- * The 64-byte Submission Queue Entry, the NVMe command (protocol reference §1.1), with the fabrics fields of §2 on top.
+ * The 64-byte Submission Queue Entry, the NVMe command (nvmeof-protocol.md §1.1), with the fabrics fields of nvmeof-protocol.md §2 on top.
  *
  * <pre>
  *  0      1      2      4            8            16           24                      40        44 .. 60
@@ -11,8 +11,8 @@ import java.nio.ByteBuffer;
  *  | OPC  |FLAGS | CID  | NSID       | CDW2, CDW3 | MPTR       | DPTR: one SGL (16 B)  | CDW10   | CDW11..CDW15
  *  +------+------+------+------------+------------+------------+-----------------------+---------+------
  * </pre>
- * Fabrics commands (OPC 0x7F) carry FCTYPE in byte 4 and their own fields in bytes 40–63 (§2.1); the accessors for
- * Connect (§2.2) and Property Get/Set (§2.3) are named after the spec fields.
+ * Fabrics commands (OPC 0x7F) carry FCTYPE in byte 4 and their own fields in bytes 40–63 (nvmeof-protocol.md §2.1); the accessors for
+ * Connect (nvmeof-protocol.md §2.2) and Property Get/Set (nvmeof-protocol.md §2.3) are named after the spec fields.
  */
 public final class SubmissionQueueEntry extends Flyweight {
     public static final int LENGTH = 64;
@@ -32,19 +32,19 @@ public final class SubmissionQueueEntry extends Flyweight {
     public static final int CDW14_OFFSET = 56;
     public static final int CDW15_OFFSET = 60;
 
-    /** FLAGS with PSDT = 01 (SGL, MPTR contiguous) and no FUSE: what fabrics requires on every command (§1.1). */
+    /** FLAGS with PSDT = 01 (SGL, MPTR contiguous) and no FUSE: what fabrics requires on every command (nvmeof-protocol.md §1.1). */
     public static final int FLAGS_SGL = 0x40;
 
-    // Connect (§2.2).
+    // Connect (nvmeof-protocol.md §2.2).
     public static final int CONNECT_RECFMT_OFFSET = 40;
     public static final int CONNECT_QID_OFFSET = 42;
     public static final int CONNECT_SQSIZE_OFFSET = 44;
     public static final int CONNECT_CATTR_OFFSET = 46;
     public static final int CONNECT_KATO_OFFSET = 48;
-    /** CATTR bit 2: the host disables SQ flow control (§2.2). */
+    /** CATTR bit 2: the host disables SQ flow control (nvmeof-protocol.md §2.2). */
     public static final int CATTR_DISABLE_SQ_FLOW_CONTROL = 0x04;
 
-    // Property Get/Set (§2.3).
+    // Property Get/Set (nvmeof-protocol.md §2.3).
     public static final int PROPERTY_ATTRIB_OFFSET = 40;
     public static final int PROPERTY_OFFSET_OFFSET = 44;
     public static final int PROPERTY_VALUE_OFFSET = 48;
@@ -109,7 +109,7 @@ public final class SubmissionQueueEntry extends Flyweight {
         return this;
     }
 
-    /** Fabrics command type, byte 4 of a fabrics command (§2.1). */
+    /** Fabrics command type, byte 4 of a fabrics command (nvmeof-protocol.md §2.1). */
     public int fctype() {
         return u8(FCTYPE_OFFSET);
     }
@@ -131,7 +131,7 @@ public final class SubmissionQueueEntry extends Flyweight {
         return u64(MPTR_OFFSET);
     }
 
-    /** The data pointer: one SGL descriptor on fabrics (§1.1). The returned flyweight is owned by this one. */
+    /** The data pointer: one SGL descriptor on fabrics (nvmeof-protocol.md §1.1). The returned flyweight is owned by this one. */
     public SglDescriptor sgl() {
         return sgl;
     }
@@ -176,7 +176,7 @@ public final class SubmissionQueueEntry extends Flyweight {
         return u32(CDW15_OFFSET);
     }
 
-    // NVM command fields (§4.2).
+    // NVM command fields (nvmeof-protocol.md §4.2).
 
     /** SLBA, CDW10–11 of Read/Write/Compare/Write Zeroes. */
     public long slba() {
@@ -198,7 +198,7 @@ public final class SubmissionQueueEntry extends Flyweight {
         return this;
     }
 
-    // Connect (§2.2).
+    // Connect (nvmeof-protocol.md §2.2).
 
     public int connectRecfmt() {
         return u16(CONNECT_RECFMT_OFFSET);
@@ -232,7 +232,7 @@ public final class SubmissionQueueEntry extends Flyweight {
         return this;
     }
 
-    // Property Get/Set (§2.3).
+    // Property Get/Set (nvmeof-protocol.md §2.3).
 
     /** ATTRIB bits 2:0: 0 = 4-byte property, 1 = 8-byte property. */
     public int propertySize() {

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import org.junit.jupiter.api.Test;
 
-/** Opcode enums, protocol reference §3.1, §4.1, §2.1; data direction §1.1. */
+/** Opcode enums, nvmeof-protocol.md §3.1, §4.1, §2.1; data direction nvmeof-protocol.md §1.1. */
 class OpcodeTest {
     @Test
     void adminOpcodes() {
@@ -70,7 +70,7 @@ class OpcodeTest {
         assertSame(DataDirection.CONTROLLER_TO_HOST, AdminOpcode.GET_LOG_PAGE.direction());
         assertSame(DataDirection.HOST_TO_CONTROLLER, AdminOpcode.SET_FEATURES.direction());
         assertSame(DataDirection.NONE, AdminOpcode.KEEP_ALIVE.direction());
-        // Fabrics commands take their direction from FCTYPE (§1.1).
+        // Fabrics commands take their direction from FCTYPE (nvmeof-protocol.md §1.1).
         assertSame(DataDirection.HOST_TO_CONTROLLER, FabricsCommandType.CONNECT.direction());
         assertSame(DataDirection.NONE, FabricsCommandType.PROPERTY_SET.direction());
         assertSame(DataDirection.NONE, FabricsCommandType.PROPERTY_GET.direction());

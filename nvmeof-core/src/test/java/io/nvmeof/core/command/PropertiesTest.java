@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-/** Controller properties, protocol reference §2.3. */
+/** Controller properties, nvmeof-protocol.md §2.3. */
 class PropertiesTest {
     @Test
     void offsets() {
@@ -25,7 +25,7 @@ class PropertiesTest {
         assertEquals(127, Properties.capMqes(cap));
         assertEquals(15, Properties.capTimeout(cap));
         assertEquals(0, Properties.capMpsmin(cap));
-        assertEquals(0, (cap >>> 43) & 1, "CSI bit 43 must be clear (§7.7)");
+        assertEquals(0, (cap >>> 43) & 1, "CSI bit 43 must be clear (nvmeof-protocol.md §7.7)");
         assertEquals(1, (cap >>> 37) & 1, "NVM command set");
     }
 

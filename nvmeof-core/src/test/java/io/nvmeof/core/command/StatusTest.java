@@ -8,7 +8,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
-/** Status wire values, protocol reference §1.2 and the table of §1.4. */
+/** Status wire values, nvmeof-protocol.md §1.2 and the table of nvmeof-protocol.md §1.4. */
 class StatusTest {
     @ParameterizedTest(name = "{0} = 0x{1}")
     @CsvSource({
@@ -76,7 +76,7 @@ class StatusTest {
 
     @Test
     void linuxConstantConversion() {
-        // §1.2: the wire value is the Linux NVME_SC_* value shifted left by one; 0x4182 → 0x8304.
+        // nvmeof-protocol.md §1.2: the wire value is the Linux NVME_SC_* value shifted left by one; 0x4182 → 0x8304.
         assertEquals(0x4182 << 1, Status.dnr(Status.CONNECT_INVALID_PARAMETERS));
     }
 

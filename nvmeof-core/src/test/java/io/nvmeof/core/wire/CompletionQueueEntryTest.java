@@ -8,7 +8,7 @@ import io.nvmeof.core.command.Status;
 import org.junit.jupiter.api.Test;
 
 class CompletionQueueEntryTest {
-    /** §5.5: success response to the admin Connect with CNTLID 1 (SQHD 1, SQID 0), here for CID 0x0011. */
+    /** nvmeof-protocol.md §5.5: success response to the admin Connect with CNTLID 1 (SQHD 1, SQID 0), here for CID 0x0011. */
     static final byte[] CONNECT_SUCCESS = hex("01 00 00 00 00 00 00 00 01 00 00 00 11 00 00 00");
 
     @Test
@@ -33,7 +33,7 @@ class CompletionQueueEntryTest {
 
     @Test
     void statusFieldIsTheWireValue() {
-        // Connect Invalid Parameters + DNR is 0x8304 on the wire (§1.2): bytes 14-15 = 04 83.
+        // Connect Invalid Parameters + DNR is 0x8304 on the wire (nvmeof-protocol.md §1.2): bytes 14-15 = 04 83.
         CompletionQueueEntry cqe = new CompletionQueueEntry();
         cqe.wrap(Golden.buffer(16), 0);
         cqe.dw0((1 << 16) | 256).cid(0xFFFF).status(Status.dnr(Status.CONNECT_INVALID_PARAMETERS));
@@ -44,7 +44,7 @@ class CompletionQueueEntryTest {
 
     @Test
     void propertyGetCapResult64SpansDw0AndDw1() {
-        // An 8-byte property value: low half in DW0, high half in DW1 (§2.3).
+        // An 8-byte property value: low half in DW0, high half in DW1 (nvmeof-protocol.md §2.3).
         long cap = 0x000008200F0003FFL;
         CompletionQueueEntry cqe = new CompletionQueueEntry();
         cqe.wrap(Golden.buffer(16), 0);

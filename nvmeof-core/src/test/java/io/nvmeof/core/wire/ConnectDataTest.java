@@ -12,7 +12,7 @@ import java.util.Arrays;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
-/** Connect data, protocol reference §2.2; HOSTID byte order §0. */
+/** Connect data, nvmeof-protocol.md §2.2; HOSTID byte order nvmeof-protocol.md §0. */
 class ConnectDataTest {
     static final String HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:5eed0000-0000-4000-8000-000000000001";
     static final String SUB_NQN = "nqn.2024-01.io.nvmeof:test";

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HexFormat;
 
-/** Helpers for golden-byte tests: hex literals as written in the protocol reference, little-endian buffers. */
+/** Helpers for golden-byte tests: hex literals as written in docs/nvmeof-protocol.md, little-endian buffers. */
 final class Golden {
     private Golden() {
     }

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** SGL descriptors, protocol reference §1.3. */
+/** SGL descriptors, nvmeof-protocol.md §1.3. */
 class SglDescriptorTest {
     private static SglDescriptor dirty() {
         SglDescriptor sgl = new SglDescriptor();

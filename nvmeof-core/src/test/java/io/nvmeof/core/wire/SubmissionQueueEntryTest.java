@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class SubmissionQueueEntryTest {
     /**
-     * The admin Connect SQE that the Linux host sends (protocol reference §5.5): CID 0, FLAGS 0x40, FCTYPE 1, SGL
+     * The admin Connect SQE that the Linux host sends (nvmeof-protocol.md §5.5): CID 0, FLAGS 0x40, FCTYPE 1, SGL
      * in-capsule (0x01) of 1024 bytes, RECFMT 0, QID 0, SQSIZE 31, KATO 5000 ms.
      */
     static final byte[] ADMIN_CONNECT_SQE = hex(
@@ -55,7 +55,7 @@ class SubmissionQueueEntryTest {
     }
 
     /**
-     * §5.8: the Connect CapsuleCmd header with HDGSTF (CH 04 01 48 4c 4c 04 00 00) followed by the §5.5 SQE has the
+     * nvmeof-protocol.md §5.8: the Connect CapsuleCmd header with HDGSTF (CH 04 01 48 4c 4c 04 00 00) followed by the nvmeof-protocol.md §5.5 SQE has the
      * header digest b7 d9 34 9f. This ties the golden SQE above to an independent value from the reference.
      */
     @Test
@@ -101,7 +101,7 @@ class SubmissionQueueEntryTest {
 
     @Test
     void propertySetCcGolden() {
-        // Property Set CC = 0x00460001 (EN=1, IOSQES=6, IOCQES=4), §2.3: ATTRIB byte 40, OFST 44..47, VALUE 48..55.
+        // Property Set CC = 0x00460001 (EN=1, IOSQES=6, IOCQES=4), nvmeof-protocol.md §2.3: ATTRIB byte 40, OFST 44..47, VALUE 48..55.
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
         sqe.wrap(Golden.dirtyBuffer(64), 0).clear();
         sqe.opcode(0x7F).flags(0x40).cid(0x1234).fctype(FabricsCommandType.PROPERTY_SET.code());
@@ -134,7 +134,7 @@ class SubmissionQueueEntryTest {
 
     @Test
     void readCommandFields() {
-        // Read NSID 1, SLBA 0x0102030405060708, NLB 7 (8 blocks), CID 0xF00D, SGL 0x5A 4096 bytes (§4.2, §5.10).
+        // Read NSID 1, SLBA 0x0102030405060708, NLB 7 (8 blocks), CID 0xF00D, SGL 0x5A 4096 bytes (nvmeof-protocol.md §4.2, §5.10).
         byte[] golden = hex(
                 "02 40 0d f0 01 00 00 00 00 00 00 00 00 00 00 00"
                         + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"

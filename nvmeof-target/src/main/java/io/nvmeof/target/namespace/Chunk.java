@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 final class Chunk extends ChunkMemory.Registered {
     private static final AtomicIntegerFieldUpdater<Chunk> REFS = AtomicIntegerFieldUpdater.newUpdater(Chunk.class, "refs");
 
-    // The chunk's memory (ChunkMemory.Registered.buffer), little-endian (the byte order NVMe data is compared in, §0).
+    // The chunk's memory (ChunkMemory.Registered.buffer), little-endian (the byte order NVMe data is compared in, nvmeof-protocol.md §0).
     private final MemoryBudget budget;
     private final ChunkMemory memory;
     private volatile int refs;

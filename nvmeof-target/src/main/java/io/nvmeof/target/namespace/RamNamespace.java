@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A namespace whose blocks live in off-heap RAM allocated only where written (protocol reference §3.2.2, §4).
+ * A namespace whose blocks live in off-heap RAM allocated only where written (nvmeof-protocol.md §3.2.2, §4).
  *
  * <p>The capacity is cut into {@link #CHUNK_SIZE} chunks found through a two-level table: a top array of leaves, each
  * leaf an array of {@link #LEAF_SIZE} chunk slots, both created lazily and published by compare-and-set. A 1 TiB
@@ -53,14 +53,14 @@ public final class RamNamespace {
     private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
     private volatile boolean closed;
 
-    // SMART / Health counters (§3.3), bumped from every queue thread without a lock.
+    // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
     private final LongAdder readCommands = new LongAdder();
     private final LongAdder writeCommands = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
     private final LongAdder bytesWritten = new LongAdder();
 
     /**
-     * @param uuid the namespace UUID, also its NGUID (§3.2.3); must be unique across subsystems
+     * @param uuid the namespace UUID, also its NGUID (nvmeof-protocol.md §3.2.3); must be unique across subsystems
      */
     public RamNamespace(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, MemoryBudget budget) {
         this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, new ChunkMemory());
@@ -185,7 +185,7 @@ public final class RamNamespace {
         return Status.SUCCESS;
     }
 
-    /** Compares {@code length} bytes of {@code source} with the blocks at byte {@code offset} (§4.2). */
+    /** Compares {@code length} bytes of {@code source} with the blocks at byte {@code offset} (nvmeof-protocol.md §4.2). */
     public int compare(ByteBuffer source, int sourceOffset, long offset, int length) {
         readCommands.increment();
         bytesRead.add(length);
@@ -217,8 +217,8 @@ public final class RamNamespace {
     }
 
     /**
-     * Makes {@code length} bytes at byte {@code offset} read as zeroes (Write Zeroes §4.4, Dataset Management
-     * deallocate §4.5). With {@code deallocate}, chunks covered whole are freed (their memory goes back to the budget)
+     * Makes {@code length} bytes at byte {@code offset} read as zeroes (Write Zeroes, nvmeof-protocol.md §4.4; Dataset Management
+     * deallocate, §4.5). With {@code deallocate}, chunks covered whole are freed (their memory goes back to the budget)
      * and partly covered ones are zeroed in place; without it, existing chunks are zeroed in place. Unwritten chunks
      * already read as zero, so this never allocates.
      */
@@ -378,7 +378,7 @@ public final class RamNamespace {
         return blockSize;
     }
 
-    /** log2 of the block size: LBADS in the LBA format (§3.2.2). */
+    /** log2 of the block size: LBADS in the LBA format (nvmeof-protocol.md §3.2.2). */
     public int blockShift() {
         return blockShift;
     }

@@ -30,14 +30,14 @@ import java.util.zip.CRC32C;
 
 /**
  * A deliberately small, blocking NVMe/TCP host for tests: one connection = one queue, one command at a time. It is
- * written from the protocol reference (§5), independently of the transport under test, so the two check each other.
+ * written from nvmeof-protocol.md (§5), independently of the transport under test, so the two check each other.
  * It is a test tool and not the initiator library: no pipelining, no recovery, every protocol surprise throws.
  *
  * <p>Raw access ({@link #sendRaw}, {@link #sendPdu}, {@link #readPdu}) lets tests send broken input and read back what
  * the target answers.
  */
 public final class RawTcpHost implements Closeable {
-    // PDU types and flags, §5.2/§5.3.
+    // PDU types and flags, nvmeof-protocol.md §5.2/§5.3.
     public static final int ICREQ = 0x00;
     public static final int ICRESP = 0x01;
     public static final int H2C_TERM_REQ = 0x02;
@@ -55,12 +55,12 @@ public final class RawTcpHost implements Closeable {
     /** The host NQN the peer VM uses too; any value works for allow_any_host subsystems. */
     public static final String DEFAULT_HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:0a0b0c0d-0000-4000-8000-00000000e2e0";
     public static final UUID DEFAULT_HOST_ID = UUID.fromString("0a0b0c0d-0000-4000-8000-00000000e2e0");
-    /** Linux sends at most 8 KiB in-capsule on the admin queue (§5.10). */
+    /** Linux sends at most 8 KiB in-capsule on the admin queue (nvmeof-protocol.md §5.10). */
     public static final int ADMIN_IN_CAPSULE_LIMIT = 8192;
     /** Upper bound for a PDU we are willing to read: a misbehaving target must not make a test allocate 4 GiB. */
     private static final int MAX_PDU = 16 << 20;
 
-    /** A received PDU, split into its parts (§5.2 wire layout). Digests are already checked. */
+    /** A received PDU, split into its parts (nvmeof-protocol.md §5.2 wire layout). Digests are already checked. */
     public record Pdu(int type, int flags, int hlen, int pdo, int plen, ByteBuffer header, byte[] data) {
         public int u16(int offset) {
             return header.getShort(offset) & 0xFFFF;
@@ -76,11 +76,11 @@ public final class RawTcpHost implements Closeable {
         }
     }
 
-    /** ICResp fields, §5.4. */
+    /** ICResp fields, nvmeof-protocol.md §5.4. */
     public record IcResp(int pfv, int cpda, int dgst, int maxH2cData) {
     }
 
-    /** A completion, copied out of the CQE (§1.2). */
+    /** A completion, copied out of the CQE (nvmeof-protocol.md §1.2). */
     public record Completion(int cid, int dw0, int dw1, int sqhd, int sqid, int status, boolean viaC2hSuccess) {
         public boolean ok() {
             return Status.isSuccess(status);
@@ -97,7 +97,7 @@ public final class RawTcpHost implements Closeable {
         }
     }
 
-    /** The target ended the connection with a C2HTermReq (§5.7). */
+    /** The target ended the connection with a C2HTermReq (nvmeof-protocol.md §5.7). */
     public static final class TerminatedException extends IOException {
         public final int fes;
         public final int fei;
@@ -149,7 +149,7 @@ public final class RawTcpHost implements Closeable {
         return new RawTcpHost(s, "raw-host->" + target);
     }
 
-    /** Opens the connection and does ICReq/ICResp, checking the answer the way the Linux host does (§5.4). */
+    /** Opens the connection and does ICReq/ICResp, checking the answer the way the Linux host does (nvmeof-protocol.md §5.4). */
     public static RawTcpHost connect(InetSocketAddress target, boolean headerDigest, boolean dataDigest) throws IOException {
         RawTcpHost host = open(target);
         try {
@@ -171,7 +171,7 @@ public final class RawTcpHost implements Closeable {
         socket.shutdownOutput();
     }
 
-    /** Closes with an RST instead of a FIN (SO_LINGER 0), as the Linux host may do (§5.1). */
+    /** Closes with an RST instead of a FIN (SO_LINGER 0), as the Linux host may do (nvmeof-protocol.md §5.1). */
     public void abort() {
         try {
             socket.setSoLinger(true, 0);
@@ -201,12 +201,12 @@ public final class RawTcpHost implements Closeable {
         return qid;
     }
 
-    /** In-capsule write limit for this queue: 8 KiB on the admin queue, IOCCSZ × 16 − 64 on I/O queues (§5.10). */
+    /** In-capsule write limit for this queue: 8 KiB on the admin queue, IOCCSZ × 16 − 64 on I/O queues (nvmeof-protocol.md §5.10). */
     public void inCapsuleLimit(int bytes) {
         this.inCapsuleLimit = bytes;
     }
 
-    // ---------------------------------------------------------------- ICReq / ICResp (§5.4)
+    // ---------------------------------------------------------------- ICReq / ICResp (nvmeof-protocol.md §5.4)
 
     public IcResp icReq(boolean wantHeaderDigest, boolean wantDataDigest) throws IOException {
         ByteBuffer b = le(128);
@@ -231,7 +231,7 @@ public final class RawTcpHost implements Closeable {
         return r;
     }
 
-    // ---------------------------------------------------------------- fabrics (§2)
+    // ---------------------------------------------------------------- fabrics (nvmeof-protocol.md §2)
 
     /** Admin Connect: QID 0, SQSIZE 31, CNTLID 0xFFFF (dynamic). Returns the completion; on success remembers CNTLID. */
     public Completion connectAdmin(String subNqn, String hostNqn, UUID hostId, int katoMillis) throws IOException {
@@ -247,13 +247,13 @@ public final class RawTcpHost implements Closeable {
         return connectAdmin(subNqn, DEFAULT_HOST_NQN, DEFAULT_HOST_ID, 30_000);
     }
 
-    /** I/O Connect for QID {@code ioQid} of controller {@code adminCntlid}; KATO 0 (§2.2). */
+    /** I/O Connect for QID {@code ioQid} of controller {@code adminCntlid}; KATO 0 (nvmeof-protocol.md §2.2). */
     public Completion connectIo(int ioQid, int sqsize, int adminCntlid, String subNqn, String hostNqn, UUID hostId)
             throws IOException {
         return connectIo(ioQid, sqsize, 0, adminCntlid, subNqn, hostNqn, hostId);
     }
 
-    /** I/O Connect with CATTR (bit 2 disables SQ flow control, which lets the target use C2HData SUCCESS, §5.10). */
+    /** I/O Connect with CATTR (bit 2 disables SQ flow control, which lets the target use C2HData SUCCESS, nvmeof-protocol.md §5.10). */
     public Completion connectIo(int ioQid, int sqsize, int cattr, int adminCntlid, String subNqn, String hostNqn,
                                 UUID hostId) throws IOException {
         Completion c = connect(ioQid, sqsize, cattr, 0, subNqn, hostNqn, hostId, adminCntlid);
@@ -275,7 +275,7 @@ public final class RawTcpHost implements Closeable {
         cd.wrap(data, 0);
         cd.hostId(hostId).cntlid(connectCntlid).subNqn(subNqn).hostNqn(hostNqn);
         int saved = inCapsuleLimit;
-        inCapsuleLimit = Math.max(inCapsuleLimit, ADMIN_IN_CAPSULE_LIMIT); // Connect data is always in-capsule (§5.10)
+        inCapsuleLimit = Math.max(inCapsuleLimit, ADMIN_IN_CAPSULE_LIMIT); // Connect data is always in-capsule (nvmeof-protocol.md §5.10)
         try {
             return execute(sqe -> sqe.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.CONNECT.code())
                     .connect(0, connectQid, sqsize, cattr, kato), data.array(), null);
@@ -294,7 +294,7 @@ public final class RawTcpHost implements Closeable {
                 .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL), null, null);
     }
 
-    /** The Linux enable sequence (§2.3): Get CAP, CC = 0x00460000, CC = 0x00460001, poll CSTS.RDY. Returns CAP. */
+    /** The Linux enable sequence (nvmeof-protocol.md §2.3): Get CAP, CC = 0x00460000, CC = 0x00460001, poll CSTS.RDY. Returns CAP. */
     public long enable() throws IOException {
         long cap = expectOk(propertyGet(Properties.CAP, true), "Property Get CAP").result64();
         expectOk(propertySet(Properties.CC, 0x00460000), "Property Set CC EN=0");
@@ -315,7 +315,7 @@ public final class RawTcpHost implements Closeable {
         }
     }
 
-    /** Normal shutdown (§7.3): CC.SHN = 01 with EN still 1, poll CSTS.SHST until 10b. */
+    /** Normal shutdown (nvmeof-protocol.md §7.3): CC.SHN = 01 with EN still 1, poll CSTS.SHST until 10b. */
     public void shutdown() throws IOException {
         expectOk(propertySet(Properties.CC, 0x00464001), "Property Set CC SHN=01");
         long deadline = System.nanoTime() + 10_000_000_000L;
@@ -331,7 +331,7 @@ public final class RawTcpHost implements Closeable {
         }
     }
 
-    // ---------------------------------------------------------------- admin (§3)
+    // ---------------------------------------------------------------- admin (nvmeof-protocol.md §3)
 
     /** Identify with CNS {@code cns}; the 4096-byte page is returned in {@code into}. */
     public Completion identify(int cns, int nsid, byte[] into) throws IOException {
@@ -357,7 +357,7 @@ public final class RawTcpHost implements Closeable {
         return execute(sqe -> sqe.opcode(AdminOpcode.KEEP_ALIVE.code()), null, null);
     }
 
-    // ---------------------------------------------------------------- NVM I/O (§4)
+    // ---------------------------------------------------------------- NVM I/O (nvmeof-protocol.md §4)
 
     /** Read {@code into.length} bytes (a whole number of blocks) from SLBA. */
     public Completion read(int nsid, long slba, int blockSize, byte[] into) throws IOException {
@@ -383,7 +383,7 @@ public final class RawTcpHost implements Closeable {
 
     /**
      * Runs one command to completion. {@code fill} sets opcode and command fields on a zeroed SQE; CID, FLAGS (0x40)
-     * and the SGL are set here: 0x01 in-capsule for writes within the limit, else 0x5A with the data length (§5.10).
+     * and the SGL are set here: 0x01 in-capsule for writes within the limit, else 0x5A with the data length (nvmeof-protocol.md §5.10).
      */
     public Completion execute(Consumer<SubmissionQueueEntry> fill, byte[] writeData, byte[] readInto) throws IOException {
         if (writeData != null && readInto != null) {
@@ -436,7 +436,7 @@ public final class RawTcpHost implements Closeable {
                     received += datal;
                     if ((p.flags & FLAG_SUCCESS) != 0) {
                         if ((p.flags & FLAG_LAST_PDU) == 0) {
-                            throw new ProtocolException("C2HData SUCCESS without LAST_PDU (§5.10)");
+                            throw new ProtocolException("C2HData SUCCESS without LAST_PDU (nvmeof-protocol.md §5.10)");
                         }
                         if (received != readInto.length) {
                             throw new ProtocolException("C2HData SUCCESS after " + received + " of " + readInto.length);
@@ -477,7 +477,7 @@ public final class RawTcpHost implements Closeable {
         return cid;
     }
 
-    // ---------------------------------------------------------------- PDU level (§5.2)
+    // ---------------------------------------------------------------- PDU level (nvmeof-protocol.md §5.2)
 
     public void sendCapsule(byte[] sqe, byte[] inCapsuleData) throws IOException {
         sendPdu(CAPSULE_CMD, 0, sqe, inCapsuleData);
@@ -492,7 +492,7 @@ public final class RawTcpHost implements Closeable {
 
     /**
      * Sends one PDU with the negotiated digests: CH (8 bytes) + {@code psh} + [HDGST] + [data] + [DDGST], no padding
-     * (PDO = HLEN + HDGST, §5.9).
+     * (PDO = HLEN + HDGST, nvmeof-protocol.md §5.9).
      */
     public void sendPdu(int type, int extraFlags, byte[] psh, byte[] data) throws IOException {
         int hlen = 8 + psh.length;
@@ -540,7 +540,7 @@ public final class RawTcpHost implements Closeable {
     public int dribble;
     public int dribblePauseMillis;
 
-    /** Reads one PDU, checking the common header and the negotiated digests (§5.2, §5.8). */
+    /** Reads one PDU, checking the common header and the negotiated digests (nvmeof-protocol.md §5.2, §5.8). */
     public Pdu readPdu() throws IOException {
         return readPdu(true);
     }
@@ -566,7 +566,7 @@ public final class RawTcpHost implements Closeable {
         in.readFully(whole, 8, plen - 8);
         ByteBuffer header = ByteBuffer.wrap(Arrays.copyOf(whole, hlen)).order(ByteOrder.LITTLE_ENDIAN);
         if (type == C2H_TERM_REQ || type == ICRESP || !digestsApply) {
-            // No digests on ICResp/TermReq (§5.8); TermReq data = the offending header.
+            // No digests on ICResp/TermReq (nvmeof-protocol.md §5.8); TermReq data = the offending header.
             return new Pdu(type, flags, hlen, pdo, plen, header, Arrays.copyOfRange(whole, hlen, plen));
         }
         if (hlen != 24) {
@@ -615,7 +615,7 @@ public final class RawTcpHost implements Closeable {
 
     /**
      * After a protocol violation: reads until the target closes the connection, within {@code timeoutMillis}. Returns
-     * the C2HTermReq PDUs seen (the target may send one, §5.7) and every other PDU type it sent in between.
+     * the C2HTermReq PDUs seen (the target may send one, nvmeof-protocol.md §5.7) and every other PDU type it sent in between.
      *
      * @throws AssertionError if the connection is still open after the timeout
      */

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Who may connect (§2.2): host allow lists, unknown subsystems, I/O Connects for someone else's controller. */
+/** Who may connect (nvmeof-protocol.md §2.2): host allow lists, unknown subsystems, I/O Connects for someone else's controller. */
 @Timeout(60)
 class TcpAccessControlTest {
     private E2eTarget t;

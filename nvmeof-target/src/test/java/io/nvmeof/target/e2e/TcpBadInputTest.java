@@ -30,8 +30,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Bad input never brings the target down (house style §5): while one controller does continuous verified I/O, other
- * connections send garbage and broken PDUs. Each bad connection must be terminated (a C2HTermReq, §5.7, where the
+ * Bad input never brings the target down (docs/ARCHITECTURE.md, "Bad input"): while one controller does continuous verified I/O, other
+ * connections send garbage and broken PDUs. Each bad connection must be terminated (a C2HTermReq, nvmeof-protocol.md §5.7, where the
  * transport sends one, then EOF); the good queues keep working, and a new connection still works afterwards.
  */
 @Timeout(180)
@@ -181,7 +181,7 @@ class TcpBadInputTest {
             assertEquals(List.of(), failures, "bad connections that were not cleanly terminated");
             for (String r : report) {
                 if (r.startsWith("header digest mismatch") && r.contains("C2HTermReq")) {
-                    assertTrue(r.contains("FES=0x03"), "a header digest error is FES 3 (§5.7): " + r);
+                    assertTrue(r.contains("FES=0x03"), "a header digest error is FES 3 (nvmeof-protocol.md §5.7): " + r);
                 }
             }
 
@@ -228,7 +228,7 @@ class TcpBadInputTest {
                     io.sendRaw(new byte[3000]);
                 }
                 io.abort();
-                // The I/O queue is gone; the controller and its admin queue live on (§7.3 error recovery reconnects).
+                // The I/O queue is gone; the controller and its admin queue live on (nvmeof-protocol.md §7.3 error recovery reconnects).
                 E2eTarget.await(() -> t.target.controllers().get(0).ioQueueCount() == 0, 10_000,
                         () -> "I/O queue still connected after RST");
                 expectOk(admin.keepAlive(), "Keep Alive after RST round " + round);
@@ -295,7 +295,7 @@ class TcpBadInputTest {
                 continue;
             }
             if (p.hlen() != 24 || p.plen() < 24 || p.plen() > 152) {
-                throw new AssertionError("malformed C2HTermReq (§5.7: HLEN 24, PLEN 24..152): " + p);
+                throw new AssertionError("malformed C2HTermReq (nvmeof-protocol.md §5.7: HLEN 24, PLEN 24..152): " + p);
             }
             int fes = p.u16(8);
             if (fes < 1 || fes > 6) {

@@ -16,8 +16,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The Linux host's bring-up sequence (protocol reference §7.1) over real NVMe/TCP on loopback: everything the Linux
- * host checks along the way (§7.5) is checked here too, so a target that passes should not be refused by the kernel.
+ * The Linux host's bring-up sequence (nvmeof-protocol.md §7.1) over real NVMe/TCP on loopback: everything the Linux
+ * host checks along the way (nvmeof-protocol.md §7.5) is checked here too, so a target that passes should not be refused by the kernel.
  */
 @Timeout(60)
 class TcpBringUpTest {

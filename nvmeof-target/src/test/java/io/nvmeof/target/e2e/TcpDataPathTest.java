@@ -110,7 +110,7 @@ class TcpDataPathTest {
 
     @Test
     void sqFlowControlDisabledAllowsC2hSuccess() throws Exception {
-        // With CATTR bit 2 the target may skip the CapsuleResp after a read (§5.10); both forms must carry the data.
+        // With CATTR bit 2 the target may skip the CapsuleResp after a read (nvmeof-protocol.md §5.10); both forms must carry the data.
         try (RawTcpHost admin = t.admin(true); RawTcpHost io = RawTcpHost.connect(t.address, true, true)) {
             expectOk(io.connectIo(1, 31, 0x04, admin.cntlid(), E2eTarget.NQN, RawTcpHost.DEFAULT_HOST_NQN,
                     RawTcpHost.DEFAULT_HOST_ID), "I/O Connect with SQ flow control disabled");

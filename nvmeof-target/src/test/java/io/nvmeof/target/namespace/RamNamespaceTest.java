@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The sparse, reference-counted RAM namespace (architecture sketch "Data and memory"). */
+/** The sparse, reference-counted RAM namespace (docs/ARCHITECTURE.md, "Namespaces and memory"). */
 class RamNamespaceTest {
     private static final int CHUNK = RamNamespace.CHUNK_SIZE;
 

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 /**
- * CRC32C (the NVMe/TCP digest, §5.8) over 4 KiB and 128 KiB: the JDK's {@link CRC32C} (an intrinsic) on a direct
+ * CRC32C (the NVMe/TCP digest, nvmeof-protocol.md §5.8) over 4 KiB and 128 KiB: the JDK's {@link CRC32C} (an intrinsic) on a direct
  * {@link ByteBuffer} and a byte array, against the transport's {@link Crc32c} helper on a pooled direct
  * {@link ByteBuf} (what the decoder and the target's C2HData digest use) and on an unpooled one.
  */

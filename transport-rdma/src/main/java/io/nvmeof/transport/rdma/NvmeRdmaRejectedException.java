@@ -4,7 +4,7 @@ import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
 
 /**
  * The controller rejected an NVMe/RDMA CM connect; {@link #sts()} is the NVMe/RDMA status from its reject private data
- * (§6.1), or -1 if it sent fewer than 4 bytes.
+ * (nvmeof-protocol.md §6.1), or -1 if it sent fewer than 4 bytes.
  */
 public final class NvmeRdmaRejectedException extends RdmaRejectedException {
     private static final long serialVersionUID = 1L;

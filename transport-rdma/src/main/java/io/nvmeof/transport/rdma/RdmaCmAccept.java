@@ -3,7 +3,7 @@ package io.nvmeof.transport.rdma;
 import io.nvmeof.core.wire.Flyweight;
 
 /**
- * The NVMe/RDMA CM accept private data, target → host, 32 bytes (protocol reference §6.1).
+ * The NVMe/RDMA CM accept private data, target → host, 32 bytes (nvmeof-protocol.md §6.1).
  *
  * <pre>
  *  byte 0        2         4                    32

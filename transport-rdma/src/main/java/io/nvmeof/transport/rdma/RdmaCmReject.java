@@ -4,7 +4,7 @@ import io.nvmeof.core.wire.Flyweight;
 
 /**
  * The NVMe/RDMA CM reject private data, target → host, 4 bytes, with reject reason "consumer defined" (protocol
- * reference §6.1).
+ * reference nvmeof-protocol.md §6.1).
  *
  * <pre>
  *  byte 0        2        4
@@ -18,7 +18,7 @@ public final class RdmaCmReject extends Flyweight {
     public static final int RECFMT_OFFSET = 0;
     public static final int STS_OFFSET = 2;
 
-    // STS values (§6.1, Linux nvme-rdma.h NVME_RDMA_CM_*).
+    // STS values (nvmeof-protocol.md §6.1, Linux nvme-rdma.h NVME_RDMA_CM_*).
     public static final int STS_INVALID_LEN = 0x01;
     public static final int STS_INVALID_RECFMT = 0x02;
     public static final int STS_INVALID_QID = 0x03;

@@ -3,7 +3,7 @@ package io.nvmeof.transport.rdma;
 import io.nvmeof.core.wire.Flyweight;
 
 /**
- * The NVMe/RDMA CM connect request private data, host → target, 32 bytes (protocol reference §6.1).
+ * The NVMe/RDMA CM connect request private data, host → target, 32 bytes (nvmeof-protocol.md §6.1).
  *
  * <pre>
  *  byte 0        2       4         6         8        10            32

@@ -33,22 +33,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
- * The host side of one NVMe/RDMA queue (one RC QP, protocol reference §6): the {@link HostQueue} an initiator uses.
+ * The host side of one NVMe/RDMA queue (one RC QP, nvmeof-protocol.md §6): the {@link HostQueue} an initiator uses.
  *
  * <ul>
- *   <li>Connect (§6.1): CM connect with the 32-byte request private data (RECFMT 0, QID, HRQSIZE = queue size,
+ *   <li>Connect (nvmeof-protocol.md §6.1): CM connect with the 32-byte request private data (RECFMT 0, QID, HRQSIZE = queue size,
  *       HSQSIZE = queue size − 1, CNTLID), responder_resources {@value #RESPONDER_RESOURCES} so the target can RDMA
  *       Read; queue-size receive buffers of 16 bytes (one CQE each) posted before the connect goes out. A reject is an
  *       {@link NvmeRdmaRejectedException} with the STS.</li>
  *   <li>Registered once at connect: the receive region, a send region of one capsule per CID (64 B + up to
  *       {@value #MAX_IN_CAPSULE} bytes in-capsule), and a pool of data buffers in size classes up to 1 MiB
  *       (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE). No I/O registers memory.</li>
- *   <li>Data (§6.4): host→controller data up to {@link #maxInCapsuleData} on I/O queues goes in the capsule (SGL 0x01,
+ *   <li>Data (nvmeof-protocol.md §6.4): host→controller data up to {@link #maxInCapsuleData} on I/O queues goes in the capsule (SGL 0x01,
  *       offset 0); everything else is a keyed SGL 0x40 (address, rkey, 24-bit length). A caller buffer from
  *       {@link #allocateBuffer} is named directly (zero copy); any other buffer is copied into / out of a pool buffer
  *       (one copy on the host).</li>
  *   <li>Responses: a received message shorter than 16 bytes, a CID not in flight, or a remote invalidation of a key
- *       that command did not offer for invalidation is fatal to the queue (as on Linux, §6.2, §6.4).</li>
+ *       that command did not offer for invalidation is fatal to the queue (as on Linux, nvmeof-protocol.md §6.2, §6.4).</li>
  * </ul>
  *
  * <p>Threads: one thread per queue polls the CQ and posts every work request; every {@link HostCommand} callback and the
@@ -59,7 +59,7 @@ import java.util.function.Consumer;
 public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
 
-    /** RDMA Reads the host lets the target have outstanding against it (§6.1: at least 1). */
+    /** RDMA Reads the host lets the target have outstanding against it (nvmeof-protocol.md §6.1: at least 1). */
     public static final int RESPONDER_RESOURCES = 16;
     /** In-capsule bytes a capsule slot can carry (the controller's IOCCSZ may allow less). */
     public static final int MAX_IN_CAPSULE = 8192;
@@ -177,7 +177,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         return q;
     }
 
-    /** Before the connect request goes out: register everything and post the receives (§6.2). */
+    /** Before the connect request goes out: register everything and post the receives (nvmeof-protocol.md §6.2). */
     private void setup(RdmaConnection c) {
         this.conn = c;
         this.qp = c.queuePair();
@@ -330,7 +330,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         }
     }
 
-    /** Opcode (or FCTYPE) bits 1:0: 1 host→controller, 2 controller→host, 3 both, 0 none (§1.1). */
+    /** Opcode (or FCTYPE) bits 1:0: 1 host→controller, 2 controller→host, 3 both, 0 none (nvmeof-protocol.md §1.1). */
     private static int direction(SubmissionQueueEntry sqe) {
         int op = sqe.opcode() == FabricsCommandType.OPCODE ? sqe.fctype() : sqe.opcode();
         return op & 0x3;
@@ -448,7 +448,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         return n;
     }
 
-    /** Builds the capsule for {@code cid} in its send slot and posts the Send (§6.3, §6.4). */
+    /** Builds the capsule for {@code cid} in its send slot and posts the Send (nvmeof-protocol.md §6.3, §6.4). */
     private void send(int cid) {
         HostCommand command = pending.get(cid);
         if (command == null || claimed.get(cid) != SUBMITTED) {
@@ -467,9 +467,9 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         offeredKey[cid] = 0;
         bounce[cid] = null;
         if (length == 0) {
-            sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (§6.4)
+            sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (nvmeof-protocol.md §6.4)
         } else if (dir == 1 && qid > 0 && length <= maxInCapsuleData) {
-            // In-capsule data, I/O queues only (§6.4): Offset SGL, offset 0.
+            // In-capsule data, I/O queues only (nvmeof-protocol.md §6.4): Offset SGL, offset 0.
             sendView.put(base + SubmissionQueueEntry.LENGTH, command.dataBuffer(), command.dataOffset(), length);
             sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
             inCapsule = length;

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * One NVMe/RDMA listening port (§6.1): takes CM connect requests, checks their private data, and accepts each with a
+ * One NVMe/RDMA listening port (nvmeof-protocol.md §6.1): takes CM connect requests, checks their private data, and accepts each with a
  * new {@link RdmaTargetQueue} (receive buffers posted first), or rejects it with the NVMe/RDMA status:
  *
  * <table>
@@ -72,7 +72,7 @@ final class RdmaTargetListener implements TargetListener {
                 bound.getAddress() instanceof Inet6Address ? PortInfo.ADRFAM_IPV6 : PortInfo.ADRFAM_IPV4,
                 addr, Integer.toString(bound.getPort()), options.portId(), maxQueueSize, inCapsule,
                 RdmaTransport.SGLS, RdmaTransport.MDTS, PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
-                new byte[] {1, 1, 1}); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (§3.3, §6.6)
+                new byte[] {1, 1, 1}); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (nvmeof-protocol.md §3.3, §6.6)
     }
 
     private void onConnectionRequest(ConnectionRequest request) {
@@ -122,7 +122,7 @@ final class RdmaTargetListener implements TargetListener {
         ByteBuffer accept = ByteBuffer.allocate(RdmaCmAccept.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         RdmaCmAccept acc = new RdmaCmAccept();
         acc.wrap(accept, 0);
-        acc.set(slots); // CRQSIZE = HSQSIZE + 1, as nvmet (§6.1)
+        acc.set(slots); // CRQSIZE = HSQSIZE + 1, as nvmet (nvmeof-protocol.md §6.1)
         RdmaConnection conn;
         try {
             conn = request.accept(attrs, queue::setup, accept);

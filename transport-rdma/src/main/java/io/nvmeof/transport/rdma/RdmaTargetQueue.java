@@ -25,21 +25,21 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * The controller side of one NVMe/RDMA queue (one RC QP, protocol reference §6), and the {@link QueueChannel} the
+ * The controller side of one NVMe/RDMA queue (one RC QP, nvmeof-protocol.md §6), and the {@link QueueChannel} the
  * target core sees for it. One thread owns it: it polls the CQ, runs the core, and posts every work request.
  *
  * <ul>
  *   <li>Set up before the CM accept ({@link #setup}): HSQSIZE+1 receive buffers of 64 B (admin) or 64 B + in-capsule
  *       size (I/O) in one registered region, all posted; a registered region of 16-byte responses; one
- *       {@link RdmaTargetRequest} per receive buffer (§6.2).</li>
- *   <li>A Send from the host → its slot → SGL checked (§1.3, §6.4) → {@link QueueHandler#onCommand}. Commands may arrive
- *       before the CM's ESTABLISHED (§6.2): the QP is ready to receive from the accept on.</li>
+ *       {@link RdmaTargetRequest} per receive buffer (nvmeof-protocol.md §6.2).</li>
+ *   <li>A Send from the host → its slot → SGL checked (nvmeof-protocol.md §1.3, §6.4) → {@link QueueHandler#onCommand}. Commands may arrive
+ *       before the CM's ESTABLISHED (nvmeof-protocol.md §6.2): the QP is ready to receive from the accept on.</li>
  *   <li>Host→controller data: RDMA Reads (at most the negotiated initiator depth outstanding on the QP), straight into
  *       the core's destinations when it placed the data ({@code addDestination}: namespace memory, zero copy) or into a
- *       registered bounce buffer; then the receiver runs (§6.3).</li>
+ *       registered bounce buffer; then the receiver runs (nvmeof-protocol.md §6.3).</li>
  *   <li>Controller→host data: RDMA Writes from the segments' registered memory (namespace chunks, zero copy) or from a
- *       bounce copy for unregistered memory, then the response Send chained right behind without waiting (§6.3); the
- *       receive buffer is re-posted first (§6.2). Send with Invalidate(KEY) for 0x4F descriptors (§6.4).</li>
+ *       bounce copy for unregistered memory, then the response Send chained right behind without waiting (nvmeof-protocol.md §6.3); the
+ *       receive buffer is re-posted first (nvmeof-protocol.md §6.2). Send with Invalidate(KEY) for 0x4F descriptors (nvmeof-protocol.md §6.4).</li>
  *   <li>A completion error or a protocol fault (capsule shorter than 64 bytes, …) closes this queue only:
  *       {@link QueueHandler#onClose} once, the QP closed, then every segment released exactly once.</li>
  * </ul>
@@ -101,7 +101,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         }
     }
 
-    /** Called with the new QP before the accept goes out: registers and posts every receive buffer (§6.2). */
+    /** Called with the new QP before the accept goes out: registers and posts every receive buffer (nvmeof-protocol.md §6.2). */
     void setup(RdmaConnection c) {
         this.conn = c;
         this.qp = c.queuePair();
@@ -270,7 +270,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     }
 
     /**
-     * Sets dataLength, keyed/in-capsule and transportStatus from the SGL (§1.3 acceptance table for RDMA, §6.4): 0x40/0x4F
+     * Sets dataLength, keyed/in-capsule and transportStatus from the SGL (nvmeof-protocol.md §1.3 acceptance table for RDMA, nvmeof-protocol.md §6.4): 0x40/0x4F
      * keyed (a wrong keyed subtype → Invalid Field), 0x01 in-capsule (host→controller only, else Invalid Field; beyond the
      * queue's in-capsule size, which is 0 on the admin queue → SGL Offset Invalid; beyond the bytes received → Data SGL
      * Length Invalid), any other type → SGL Descriptor Type Invalid; all with DNR.
@@ -311,7 +311,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             if (!r.hostToController) {
                 r.transportStatus = Status.dnr(Status.INVALID_FIELD); // nvmet: in-capsule data on a read
             } else if (offset < 0 || offset + length > inCapsuleSize) {
-                r.transportStatus = Status.dnr(Status.SGL_OFFSET_INVALID); // 0 on the admin queue (§6.4)
+                r.transportStatus = Status.dnr(Status.SGL_OFFSET_INVALID); // 0 on the admin queue (nvmeof-protocol.md §6.4)
             } else if (offset + length > inCapsuleBytes) {
                 r.transportStatus = Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
             } else if (offset == 0) {
@@ -369,7 +369,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         pumpReads();
     }
 
-    /** Posts RDMA Reads in command order while fewer than the negotiated initiator depth are outstanding (§6.3). */
+    /** Posts RDMA Reads in command order while fewer than the negotiated initiator depth are outstanding (nvmeof-protocol.md §6.3). */
     private void pumpReads() {
         while (readCount > 0 && readsInFlight < readDepth && closeCause == null) {
             RdmaTargetRequest r = requests[readWait[readHead]];
@@ -434,7 +434,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         pumpReads();
     }
 
-    /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send (§6.2, §6.3). */
+    /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send (nvmeof-protocol.md §6.2, §6.3). */
     void complete(RdmaTargetRequest r) {
         if (closed) {
             r.releaseSegments(pool);

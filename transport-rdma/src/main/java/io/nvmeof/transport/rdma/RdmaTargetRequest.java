@@ -13,7 +13,7 @@ import java.nio.ByteOrder;
 /**
  * One command slot of an NVMe/RDMA target queue, tied to receive buffer {@link #index} (the RDMA wr_id): the SQE is
  * read in place from that buffer, the CQE written in place in the registered response region, and the buffer is
- * re-posted just before the response Send (§6.2). All methods run on the queue's thread.
+ * re-posted just before the response Send (nvmeof-protocol.md §6.2). All methods run on the queue's thread.
  *
  * <pre>
  *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; READING --last RDMA Read--&gt; WITH_CORE

@@ -16,14 +16,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * NVMe/RDMA (TRTYPE 1, protocol reference §6), target ({@link #listen}) and host ({@link #connect}) side, over a verbs
+ * NVMe/RDMA (TRTYPE 1, nvmeof-protocol.md §6), target ({@link #listen}) and host ({@link #connect}) side, over a verbs
  * provider: DiSNI on a real RNIC or Soft-RoCE when it is available, else the software RNIC.
  *
  * <p>Choosing the provider: {@code IoMode.engine} of the listener or host queue options ("disni", "soft" or "auto"),
  * else the system property {@value #PROVIDER_PROPERTY}, else "auto" (the first available of disni, soft). A transport
  * made with {@link #RdmaTransport(RdmaProvider)} always uses that provider.
  *
- * <p>What it advertises (§6.6, like nvmet-rdma): SGLS 0x00100005 (keyed SGL data blocks, in-capsule offset), MDTS 8
+ * <p>What it advertises (nvmeof-protocol.md §6.6, like nvmet-rdma): SGLS 0x00100005 (keyed SGL data blocks, in-capsule offset), MDTS 8
  * (1 MiB with 4 KiB pages; no command may move more), {@value #IN_CAPSULE_DATA_SIZE} bytes in-capsule on I/O queues
  * (IOCCSZ 260) and none on the admin queue, MQES from the listener options (at most {@value #MAX_QUEUE_SIZE} entries),
  * TSAS QPTYPE 1 / PRTYPE 1 / CMS 1.

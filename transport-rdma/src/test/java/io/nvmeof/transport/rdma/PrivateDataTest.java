@@ -8,7 +8,7 @@ import java.util.HexFormat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Golden bytes of the NVMe/RDMA CM private data (protocol reference §6.1). */
+/** Golden bytes of the NVMe/RDMA CM private data (nvmeof-protocol.md §6.1). */
 class PrivateDataTest {
     private static ByteBuffer le(int n) {
         return ByteBuffer.allocate(n).order(ByteOrder.LITTLE_ENDIAN);

@@ -73,7 +73,7 @@ class RdmaLoopbackTest {
         TestCommand c = TestCommand.connect(0, 0, 31);
         admin.submit(c);
         assertEquals(0, c.status());
-        assertTrue(core.connectDataSeen, "the admin Connect data was RDMA-Read by the target (keyed, §7.4)");
+        assertTrue(core.connectDataSeen, "the admin Connect data was RDMA-Read by the target (keyed, nvmeof-protocol.md §7.4)");
         RdmaHostQueue io = connect(1, size);
         TestCommand ic = TestCommand.connect(0, 1, size - 1);
         io.submit(ic);

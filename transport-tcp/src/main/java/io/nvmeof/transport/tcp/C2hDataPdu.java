@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * C2HData: command data, controller to host (protocol reference §5.6, rules in §5.10).
+ * C2HData: command data, controller to host (nvmeof-protocol.md §5.6, rules in nvmeof-protocol.md §5.10).
  *
  * <pre>
  *  byte 0          8       10        12        16        20         24       28
@@ -37,7 +37,7 @@ public final class C2hDataPdu extends PduHeader {
     }
 
     /**
-     * Writes the 24-byte header of a C2HData PDU with no padding (HPDA 0, §5.9). {@code extraFlags} may hold
+     * Writes the 24-byte header of a C2HData PDU with no padding (HPDA 0, nvmeof-protocol.md §5.9). {@code extraFlags} may hold
      * {@link #FLAG_LAST_PDU} and {@link #FLAG_SUCCESS}.
      */
     public C2hDataPdu set(boolean headerDigest, boolean dataDigest, int extraFlags, int cccid, int datao, int datal) {

@@ -1,19 +1,19 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * CapsuleCmd: a command capsule, host to controller (protocol reference §5.5).
+ * CapsuleCmd: a command capsule, host to controller (nvmeof-protocol.md §5.5).
  *
  * <pre>
  *  byte 0          8                                 72       76
  *       +----------+---------------------------------+--------+-----+------------------+-------+
- *       | CH       | SQE (64 bytes, §1.1)            | HDGST? | PAD | in-capsule data  | DDGST?|
+ *       | CH       | SQE (64 bytes, nvmeof-protocol.md §1.1)            | HDGST? | PAD | in-capsule data  | DDGST?|
  *       | 04 fl 48 pdo plen                          |        |     | (SGL 0x01)       |       |
  *       +----------+---------------------------------+--------+-----+------------------+-------+
  *  HLEN 72; PDO 0 without data, else 72 (+4 with HDGST); PLEN = PDO + L (+4 with DDGST)
  * </pre>
  */
 public final class CapsuleCmdPdu extends PduHeader {
-    /** HLEN of a CapsuleCmd: CH + 64-byte SQE (§5.5). */
+    /** HLEN of a CapsuleCmd: CH + 64-byte SQE (nvmeof-protocol.md §5.5). */
     public static final int HLEN = 72;
     public static final int SQE_OFFSET = 8;
 
@@ -29,7 +29,7 @@ public final class CapsuleCmdPdu extends PduHeader {
     }
 
     /**
-     * Writes the common header of a capsule with {@code dataLength} in-capsule bytes and no padding (§5.5, §5.9);
+     * Writes the common header of a capsule with {@code dataLength} in-capsule bytes and no padding (nvmeof-protocol.md §5.5, §5.9);
      * the caller writes the SQE at {@link #sqeIndex()}.
      */
     public CapsuleCmdPdu set(boolean headerDigest, boolean dataDigest, int dataLength) {

@@ -1,19 +1,19 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * CapsuleResp: a response capsule, controller to host (protocol reference §5.5).
+ * CapsuleResp: a response capsule, controller to host (nvmeof-protocol.md §5.5).
  *
  * <pre>
  *  byte 0          8                       24       28
  *       +----------+-----------------------+--------+
- *       | CH       | CQE (16 bytes, §1.2)  | HDGST? |
+ *       | CH       | CQE (16 bytes, nvmeof-protocol.md §1.2)  | HDGST? |
  *       | 05 fl 18 00 plen                 |        |
  *       +----------+-----------------------+--------+
  *  HLEN 24, PDO 0, PLEN 24 (28 with HDGST); never data
  * </pre>
  */
 public final class CapsuleRespPdu extends PduHeader {
-    /** HLEN of a CapsuleResp: CH + 16-byte CQE (§5.5). */
+    /** HLEN of a CapsuleResp: CH + 16-byte CQE (nvmeof-protocol.md §5.5). */
     public static final int HLEN = 24;
     public static final int CQE_OFFSET = 8;
 
@@ -38,7 +38,7 @@ public final class CapsuleRespPdu extends PduHeader {
         return buffer.getUnsignedShortLE(offset + CQE_OFFSET + 12);
     }
 
-    /** The CQE status field as on the wire (§1.2). */
+    /** The CQE status field as on the wire (nvmeof-protocol.md §1.2). */
     public int status() {
         return buffer.getUnsignedShortLE(offset + CQE_OFFSET + 14);
     }

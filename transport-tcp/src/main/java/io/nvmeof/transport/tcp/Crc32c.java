@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
 /**
- * CRC32C for NVMe/TCP header and data digests (protocol reference §5.8): Castagnoli, initial value and final XOR
+ * CRC32C for NVMe/TCP header and data digests (nvmeof-protocol.md §5.8): Castagnoli, initial value and final XOR
  * 0xFFFFFFFF, which is exactly {@link CRC32C#getValue()}. The digest goes on the wire as a little-endian u32.
  *
  * <p>Allocation-free for heap buffers, and for direct buffers with a memory address when the caller passes its
@@ -110,7 +110,7 @@ public final class Crc32c {
         }
     }
 
-    /** Scratch size for {@link #computeHeader}: the largest PDU header (ICReq/ICResp, §5.3). */
+    /** Scratch size for {@link #computeHeader}: the largest PDU header (ICReq/ICResp, nvmeof-protocol.md §5.3). */
     public static final int HEADER_SCRATCH = 128;
 
     /**

@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * H2CData: command data, host to controller, answering an R2T (protocol reference §5.6).
+ * H2CData: command data, host to controller, answering an R2T (nvmeof-protocol.md §5.6).
  *
  * <pre>
  *  byte 0          8       10      12        16        20         24       28
@@ -13,7 +13,7 @@ package io.nvmeof.transport.tcp;
  * </pre>
  */
 public final class H2cDataPdu extends PduHeader {
-    /** HLEN of H2CData, C2HData and R2T (§5.6). */
+    /** HLEN of H2CData, C2HData and R2T (nvmeof-protocol.md §5.6). */
     public static final int HLEN = 24;
     public static final int CCCID_OFFSET = 8;
     public static final int TTAG_OFFSET = 10;
@@ -42,7 +42,7 @@ public final class H2cDataPdu extends PduHeader {
         return buffer.getUnsignedIntLE(offset + DATAL_OFFSET);
     }
 
-    /** Writes the 24-byte header of an H2CData PDU carrying {@code datal} bytes with no padding (§5.6, §5.9). */
+    /** Writes the 24-byte header of an H2CData PDU carrying {@code datal} bytes with no padding (nvmeof-protocol.md §5.6, §5.9). */
     public H2cDataPdu set(boolean headerDigest, boolean dataDigest, boolean last, int cccid, int ttag, int datao,
                           int datal) {
         int hd = headerDigest ? DIGEST_LENGTH : 0;

@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * ICReq, the host's first PDU on a connection (protocol reference §5.4). 128 bytes, no digests, no data.
+ * ICReq, the host's first PDU on a connection (nvmeof-protocol.md §5.4). 128 bytes, no digests, no data.
  *
  * <pre>
  *  byte 0          8      10     11     12              16            128
@@ -13,16 +13,16 @@ package io.nvmeof.transport.tcp;
  * </pre>
  */
 public final class IcReqPdu extends PduHeader {
-    /** HLEN = PLEN = 128 (§5.4). */
+    /** HLEN = PLEN = 128 (nvmeof-protocol.md §5.4). */
     public static final int LENGTH = 128;
     public static final int PFV_OFFSET = 8;
     public static final int HPDA_OFFSET = 10;
     public static final int DGST_OFFSET = 11;
     public static final int MAXR2T_OFFSET = 12;
 
-    /** DGST bit 0: header digest (§5.4). */
+    /** DGST bit 0: header digest (nvmeof-protocol.md §5.4). */
     public static final int DGST_HEADER = 0x01;
-    /** DGST bit 1: data digest (§5.4). */
+    /** DGST bit 1: data digest (nvmeof-protocol.md §5.4). */
     public static final int DGST_DATA = 0x02;
 
     @Override
@@ -35,7 +35,7 @@ public final class IcReqPdu extends PduHeader {
         return buffer.getUnsignedShortLE(offset + PFV_OFFSET);
     }
 
-    /** HPDA, 0's based in dwords (§5.9). */
+    /** HPDA, 0's based in dwords (nvmeof-protocol.md §5.9). */
     public int hpda() {
         return buffer.getUnsignedByte(offset + HPDA_OFFSET);
     }
@@ -44,7 +44,7 @@ public final class IcReqPdu extends PduHeader {
         return buffer.getUnsignedByte(offset + DGST_OFFSET);
     }
 
-    /** MAXR2T, 0's based (§5.4). */
+    /** MAXR2T, 0's based (nvmeof-protocol.md §5.4). */
     public long maxR2t() {
         return buffer.getUnsignedIntLE(offset + MAXR2T_OFFSET);
     }

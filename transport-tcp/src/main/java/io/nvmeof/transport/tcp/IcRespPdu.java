@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * ICResp, the controller's answer to ICReq (protocol reference §5.4). 128 bytes, no digests, no data.
+ * ICResp, the controller's answer to ICReq (nvmeof-protocol.md §5.4). 128 bytes, no digests, no data.
  *
  * <pre>
  *  byte 0          8      10     11     12              16            128
@@ -13,13 +13,13 @@ package io.nvmeof.transport.tcp;
  * </pre>
  */
 public final class IcRespPdu extends PduHeader {
-    /** HLEN = PLEN = 128 (§5.4). */
+    /** HLEN = PLEN = 128 (nvmeof-protocol.md §5.4). */
     public static final int LENGTH = 128;
     public static final int PFV_OFFSET = 8;
     public static final int CPDA_OFFSET = 10;
     public static final int DGST_OFFSET = 11;
     public static final int MAXH2CDATA_OFFSET = 12;
-    /** The Linux host rejects MAXH2CDATA below 4096 or not a multiple of 4 (§5.4, §8). */
+    /** The Linux host rejects MAXH2CDATA below 4096 or not a multiple of 4 (nvmeof-protocol.md §5.4, §8). */
     public static final int MIN_MAXH2CDATA = 4096;
 
     @Override
@@ -32,7 +32,7 @@ public final class IcRespPdu extends PduHeader {
         return buffer.getUnsignedShortLE(offset + PFV_OFFSET);
     }
 
-    /** CPDA, 0's based in dwords (§5.9). */
+    /** CPDA, 0's based in dwords (nvmeof-protocol.md §5.9). */
     public int cpda() {
         return buffer.getUnsignedByte(offset + CPDA_OFFSET);
     }

@@ -36,7 +36,7 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_LAST_PDU;
 import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
 
 /**
- * The host (initiator) side of one NVMe/TCP connection, i.e. one NVMe queue (protocol reference §5.1, §5.13), and the
+ * The host (initiator) side of one NVMe/TCP connection, i.e. one NVMe queue (nvmeof-protocol.md §5.1, §5.13), and the
  * {@link HostQueue} the initiator sees for it. It sits after an {@link NvmeTcpPduDecoder} in the HOST role and is
  * owned by the channel's event loop: every field is touched on that thread only, except the few marked as shared.
  *
@@ -44,11 +44,11 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  * <ul>
  *   <li>Connection: ICReq (PFV 0, HPDA 0, MAXR2T 0, DGST as asked) when the channel is active; the ICResp is checked
  *       as the Linux host does (PFV 0, DGST exactly as asked, CPDA 0, MAXH2CDATA a multiple of 4 and ≥ 4096; TYPE,
- *       HLEN and PLEN in the decoder) (§5.4). {@link #ready()} completes then, or fails with a clear IOException.</li>
- *   <li>{@link #submit}: SGL1 is filled (§5.10): no data → 0x5A LENGTH 0; host→controller up to the in-capsule limit
+ *       HLEN and PLEN in the decoder) (nvmeof-protocol.md §5.4). {@link #ready()} completes then, or fails with a clear IOException.</li>
+ *   <li>{@link #submit}: SGL1 is filled (nvmeof-protocol.md §5.10): no data → 0x5A LENGTH 0; host→controller up to the in-capsule limit
  *       (8192 for fabrics commands, else {@link #maxInCapsuleData(int)}) → 0x01 with the data in the CapsuleCmd;
  *       bigger → 0x5A, then R2T/H2CData; controller→host → 0x5A LENGTH L.</li>
- *   <li>R2T (§5.10, §7.5): R2TL ≠ 0, R2TO ≥ bytes already sent, R2TO + R2TL ≤ LENGTH, a known CID awaiting data;
+ *   <li>R2T (nvmeof-protocol.md §5.10, §7.5): R2TL ≠ 0, R2TO ≥ bytes already sent, R2TO + R2TL ≤ LENGTH, a known CID awaiting data;
  *       answered by H2CData PDUs of at most MAXH2CDATA bytes each (absolute DATAO, TTAG copied, LAST_PDU on the
  *       last), written straight from the caller's buffer through {@link SegmentByteBuf} views.</li>
  *   <li>C2HData: a known controller→host CID, DATAO = bytes so far, DATAO + DATAL ≤ LENGTH, SUCCESS only with
@@ -56,10 +56,10 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  *       from the socket's read buffers into the caller's buffer, piece by piece as it arrives (the decoder streams
  *       it to {@link #c2hData}, so a 128 KiB read never grows the cumulation to 128 KiB). SUCCESS completes the
  *       command with a synthesized CQE
- *       (status 0, DW0 = DW1 = 0). A bad data digest fails that command with Data Transfer Error (§5.8).</li>
+ *       (status 0, DW0 = DW1 = 0). A bad data digest fails that command with Data Transfer Error (nvmeof-protocol.md §5.8).</li>
  *   <li>CapsuleResp: a known CID → {@link HostCommand#onResponse} with a CQE flyweight valid during the call.</li>
  *   <li>Faults (unknown CID, bad lengths or order, header digest error, unexpected PDU) and C2HTermReq: logged; the
- *       connection is closed without an H2CTermReq (§7.8); every command in flight gets
+ *       connection is closed without an H2CTermReq (nvmeof-protocol.md §7.8); every command in flight gets
  *       {@link HostCommand#onTransportError} once, then the {@link #onClose} listener is called once.</li>
  * </ul>
  *
@@ -72,7 +72,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         NvmeTcpPduDecoder.C2hDataCheck, NvmeTcpPduDecoder.C2hDataSink {
     private static final System.Logger LOG = System.getLogger(NvmeTcpHostHandler.class.getName());
 
-    /** Any fabrics command may carry 8 KiB in-capsule on any queue (NVME_TCP_ADMIN_CCSZ, §5.10). */
+    /** Any fabrics command may carry 8 KiB in-capsule on any queue (NVME_TCP_ADMIN_CCSZ, nvmeof-protocol.md §5.10). */
     public static final int FABRICS_IN_CAPSULE_LIMIT = NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE;
     /**
      * The decoder's own bound on one C2HData; the real bound is the command's length, checked by {@link #check} as
@@ -183,7 +183,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         super.channelActive(ctx);
     }
 
-    /** ICReq: PFV 0, HPDA 0, MAXR2T 0 (one R2T at a time), DGST as asked (§5.4, §7.8). */
+    /** ICReq: PFV 0, HPDA 0, MAXR2T 0 (one R2T at a time), DGST as asked (nvmeof-protocol.md §5.4, §7.8). */
     private void sendIcReq() {
         if (icSent || closed) {
             return;
@@ -274,7 +274,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     // ---------------------------------------------------------------------------------------------------------
     // Controller PDUs
 
-    /** ICResp checks of the Linux host (§5.4); TYPE, HLEN, FLAGS, PDO and PLEN were checked by the decoder. */
+    /** ICResp checks of the Linux host (nvmeof-protocol.md §5.4); TYPE, HLEN, FLAGS, PDO and PLEN were checked by the decoder. */
     private void onIcResp(NvmeTcpPdu pdu) {
         IcRespPdu ic = icResp.wrap(pdu.buffer(), 0);
         int wanted = (options.headerDigest() ? IcReqPdu.DGST_HEADER : 0) | (options.dataDigest() ? IcReqPdu.DGST_DATA : 0);
@@ -324,7 +324,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         return bits == 3 ? "header and data digests" : bits == IcReqPdu.DGST_HEADER ? "header digests" : "data digests";
     }
 
-    /** CapsuleResp → the command's onResponse (§5.5). */
+    /** CapsuleResp → the command's onResponse (nvmeof-protocol.md §5.5). */
     private void onCapsuleResp(NvmeTcpPdu pdu) {
         CapsuleRespPdu resp = capsuleResp.wrap(pdu.buffer(), 0);
         int cid = resp.cid();
@@ -335,13 +335,13 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
         pdu.buffer().getBytes(CapsuleRespPdu.CQE_OFFSET, cqeBuffer.array(), 0, CompletionQueueEntry.LENGTH);
         if (r.digestError) {
-            cqe.status(Status.DATA_TRANSFER_ERROR); // §5.8: the data is bad whatever the controller says
+            cqe.status(Status.DATA_TRANSFER_ERROR); // nvmeof-protocol.md §5.8: the data is bad whatever the controller says
         }
         complete(r);
     }
 
     /**
-     * {@link NvmeTcpPduDecoder.C2hDataCheck}: the C2HData rules of §5.10/§7.5, as soon as the header is in and before
+     * {@link NvmeTcpPduDecoder.C2hDataCheck}: the C2HData rules of nvmeof-protocol.md §5.10/§7.5, as soon as the header is in and before
      * any of its data reaches {@link #c2hData}; it allocates only to describe a fault.
      */
     @Override
@@ -376,7 +376,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
 
     /**
      * {@link NvmeTcpPduDecoder.C2hDataSink}: C2HData bytes, straight from the socket's read buffer into the caller's
-     * buffer (the one copy), as they arrive; {@link #check} accepted the PDU's header (§5.10).
+     * buffer (the one copy), as they arrive; {@link #check} accepted the PDU's header (nvmeof-protocol.md §5.10).
      */
     @Override
     public void c2hData(int cid, long offset, ByteBuf src, int index, int length) {
@@ -388,7 +388,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         copyOut(src, index, requests[cid], (int) offset, length);
     }
 
-    /** {@link NvmeTcpPduDecoder.C2hDataSink}: the end of a C2HData, and completion on SUCCESS (§5.10). */
+    /** {@link NvmeTcpPduDecoder.C2hDataSink}: the end of a C2HData, and completion on SUCCESS (nvmeof-protocol.md §5.10). */
     @Override
     public void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk) {
         if (closed) {
@@ -398,12 +398,12 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         try {
             TcpHostRequest r = requests[cid];
             if (!digestOk) {
-                r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error (§5.8)
+                r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error (nvmeof-protocol.md §5.8)
             }
             r.received = datao + datal;
             r.lastPdu = (flags & FLAG_LAST_PDU) != 0;
             if ((flags & FLAG_SUCCESS) != 0) {
-                // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (§5.10), unless the data digest failed.
+                // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (nvmeof-protocol.md §5.10), unless the data digest failed.
                 cqe.clear();
                 cqe.sqid(qid);
                 cqe.cid(cid);
@@ -417,7 +417,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** R2T → H2CData PDUs for [R2TO, R2TO + R2TL) (§5.10, checks of §7.5). */
+    /** R2T → H2CData PDUs for [R2TO, R2TO + R2TL) (nvmeof-protocol.md §5.10, checks of nvmeof-protocol.md §7.5). */
     private void onR2t(NvmeTcpPdu pdu) {
         R2tPdu t = r2t.wrap(pdu.buffer(), 0);
         int cid = t.cccid();
@@ -490,7 +490,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** C2HTermReq: the controller gives up on this connection; log it and close (§5.7). */
+    /** C2HTermReq: the controller gives up on this connection; log it and close (nvmeof-protocol.md §5.7). */
     private void onC2hTermReq(NvmeTcpPdu pdu) {
         TermReqPdu t = termReq.wrap(pdu.buffer(), 0);
         String text = "controller at " + peer + " terminated queue " + qid + " with C2HTermReq: FES " + t.fes() + " ("
@@ -552,7 +552,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         int direction = direction(sqe);
         if (direction == DIRECTION_NONE) {
             throw new IllegalArgumentException(String.format(
-                    "opcode 0x%02x moves no data (bits 1:0 are 00, §1.1) but dataLength is %d", sqe.opcode(), length));
+                    "opcode 0x%02x moves no data (bits 1:0 are 00, nvmeof-protocol.md §1.1) but dataLength is %d", sqe.opcode(), length));
         }
         if (direction != DIRECTION_HOST_TO_CONTROLLER && direction != DIRECTION_CONTROLLER_TO_HOST) {
             throw new IllegalArgumentException(String.format(
@@ -563,7 +563,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** Bits 1:0 of the opcode, or of FCTYPE for a fabrics command (§1.1). */
+    /** Bits 1:0 of the opcode, or of FCTYPE for a fabrics command (nvmeof-protocol.md §1.1). */
     private static int direction(SubmissionQueueEntry sqe) {
         int opcode = sqe.opcode();
         return (opcode == FabricsCommandType.OPCODE ? sqe.fctype() : opcode) & 0x3;
@@ -590,7 +590,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** Writes one CapsuleCmd (§5.5) with SGL1 as §5.10 wants; the CID was claimed by {@link #submit}. */
+    /** Writes one CapsuleCmd (nvmeof-protocol.md §5.5) with SGL1 as nvmeof-protocol.md §5.10 wants; the CID was claimed by {@link #submit}. */
     private void send(HostCommand command) {
         SubmissionQueueEntry sqe = command.command();
         int cid = sqe.cid();
@@ -611,7 +611,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             }
         }
         if (inCapsule > 0) {
-            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);       // ICDOFF 0 (§1.3)
+            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);       // ICDOFF 0 (nvmeof-protocol.md §1.3)
         } else {
             sgl.set(SglDescriptor.ID_TCP_TRANSPORT, 0, length);    // data in PDUs, or LENGTH 0: none
         }
@@ -675,7 +675,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** CRC32C of the caller's data [at, at + len) of the command (§5.8). */
+    /** CRC32C of the caller's data [at, at + len) of the command (nvmeof-protocol.md §5.8). */
     private int dataCrc(TcpHostRequest r, int at, int len) {
         crc.reset();
         ByteBuffer b = r.buffer;
@@ -734,7 +734,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     }
 
     /**
-     * Closes the connection (no H2CTermReq, §7.8), then fails every command in flight or queued exactly once, then
+     * Closes the connection (no H2CTermReq, nvmeof-protocol.md §7.8), then fails every command in flight or queued exactly once, then
      * tells the listener. {@code cause} null = an orderly {@link #close()}. On the event loop only; idempotent.
      */
     private void shutdown(Throwable cause) {
@@ -858,7 +858,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    /** Whether header / data digests were negotiated (§5.4); meaningful once {@link #ready()} completed. */
+    /** Whether header / data digests were negotiated (nvmeof-protocol.md §5.4); meaningful once {@link #ready()} completed. */
     public boolean headerDigest() {
         return headerDigest;
     }

@@ -37,12 +37,12 @@ public final class NvmeTcpPdu {
         return buffer;
     }
 
-    /** TYPE (§5.3). */
+    /** TYPE (nvmeof-protocol.md §5.3). */
     public int type() {
         return type;
     }
 
-    /** FLAGS (§5.2). */
+    /** FLAGS (nvmeof-protocol.md §5.2). */
     public int flags() {
         return flags;
     }
@@ -60,12 +60,12 @@ public final class NvmeTcpPdu {
         return dataIndex;
     }
 
-    /** Data bytes in the PDU: PLEN − PDO − DDGST (§5.2); for a TermReq, the copied header length. */
+    /** Data bytes in the PDU: PLEN − PDO − DDGST (nvmeof-protocol.md §5.2); for a TermReq, the copied header length. */
     public int dataLength() {
         return dataLength;
     }
 
-    /** False if a data digest was present and did not match (§5.8); true otherwise. */
+    /** False if a data digest was present and did not match (nvmeof-protocol.md §5.8); true otherwise. */
     public boolean dataDigestValid() {
         return dataDigestValid;
     }

@@ -31,7 +31,7 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
 
 /**
- * Splits an NVMe/TCP byte stream into PDUs (protocol reference §5.1, §5.2) and checks every header against the
+ * Splits an NVMe/TCP byte stream into PDUs (nvmeof-protocol.md §5.1, §5.2) and checks every header against the
  * connection state and direction before buffering its body, so a peer can never make it hold more than the largest
  * legal PDU.
  *
@@ -42,23 +42,23 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
  *        +------------------------------- PLEN bytes: emit {@link NvmeTcpPdu} ---------------------------------+
  *  HOST role with a {@link C2hDataSink}, after a C2HData header: STREAM_DATA (each readable piece of data to the
  *  sink) --&gt; STREAM_DIGEST (DDGST, if negotiated) --&gt; {@link C2hDataSink#c2hDataEnd} --&gt; COMMON_HEADER
- *  any fault --&gt; TermReq (§5.7) + close --&gt; FAILED (every further byte is discarded)
+ *  any fault --&gt; TermReq (nvmeof-protocol.md §5.7) + close --&gt; FAILED (every further byte is discarded)
  * </pre>
  * What is legal depends on the {@link Role}:
  * <ul>
  *   <li>{@link Role#CONTROLLER} (receives host PDUs): ICReq (HLEN = PLEN = 128) first and only first; then
  *       CapsuleCmd (HLEN 72, at most {@code maxInCapsuleData} bytes of data), H2CData (HLEN 24, 1..maxH2cData bytes,
  *       DATAL = PLEN − PDO − DDGST) and H2CTermReq (24 ≤ PLEN ≤ 152, passed on so the handler logs it and closes).
- *       Faults are answered with C2HTermReq (§5.3, §5.13, §7.6).</li>
+ *       Faults are answered with C2HTermReq (nvmeof-protocol.md §5.3, §5.13, §7.6).</li>
  *   <li>{@link Role#HOST} (receives controller PDUs): ICResp first; then CapsuleResp and R2T (HLEN 24, no data),
  *       C2HData (HLEN 24, 1..maxDataPerPdu bytes, and what {@link C2hDataCheck} allows) and C2HTermReq. Faults
- *       are answered with H2CTermReq (§5.7), or only close the connection after
- *       {@link #sendTermReqOnFault sendTermReqOnFault(false)}, as the host side does (§7.8).</li>
+ *       are answered with H2CTermReq (nvmeof-protocol.md §5.7), or only close the connection after
+ *       {@link #sendTermReqOnFault sendTermReqOnFault(false)}, as the host side does (nvmeof-protocol.md §7.8).</li>
  * </ul>
  * Digest flags must match what was negotiated ({@link #digests}); the header digest is verified here (a mismatch
  * is fatal, FES 3 with FEI = the received digest) and the data digest is verified and reported through
  * {@link NvmeTcpPdu#dataDigestValid()}, because on NVMe/TCP a bad data digest fails one command, not the
- * connection (§5.8). No padding is accepted: both sides advertise 0 alignment, so PDO must be HLEN (+4) (§5.9).
+ * connection (nvmeof-protocol.md §5.8). No padding is accepted: both sides advertise 0 alignment, so PDO must be HLEN (+4) (nvmeof-protocol.md §5.9).
  *
  * <p>Buffers: the cumulation belongs to {@link ByteToMessageDecoder}; each PDU goes on as a retained slice of it
  * (no copy), owned by the next handler (see {@link NvmeTcpPdu}); C2HData data goes to the sink, if one is set,
@@ -88,7 +88,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         FAILED
     }
 
-    /** Any fabrics command may carry 8 KiB in-capsule (NVME_TCP_ADMIN_CCSZ, §5.10, §8). */
+    /** Any fabrics command may carry 8 KiB in-capsule (NVME_TCP_ADMIN_CCSZ, nvmeof-protocol.md §5.10, §8). */
     public static final int ADMIN_IN_CAPSULE_DATA_SIZE = 8192;
 
     private final Role role;
@@ -127,7 +127,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
      * @param role              which side this is
      * @param maxInCapsuleData  CONTROLLER: the most in-capsule bytes any CapsuleCmd may carry (the larger of 8192 and
      *                          the port's in-capsule size); HOST: unused
-     * @param maxDataPerPdu     CONTROLLER: MAXH2CDATA (§5.4); HOST: the most data bytes accepted in one C2HData
+     * @param maxDataPerPdu     CONTROLLER: MAXH2CDATA (nvmeof-protocol.md §5.4); HOST: the most data bytes accepted in one C2HData
      */
     public NvmeTcpPduDecoder(Role role, int maxInCapsuleData, int maxDataPerPdu) {
         if (maxInCapsuleData < 0 || maxDataPerPdu <= 0) {
@@ -141,7 +141,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     }
 
     /**
-     * The digests negotiated in ICReq/ICResp (§5.4), set by the handler on the event loop while it handles the IC
+     * The digests negotiated in ICReq/ICResp (nvmeof-protocol.md §5.4), set by the handler on the event loop while it handles the IC
      * PDU, i.e. before the next PDU is decoded. From then on every applicable PDU must carry exactly these.
      */
     public void digests(boolean header, boolean data) {
@@ -151,7 +151,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
 
     /**
      * Whether a fault is answered with a TermReq before closing (default true). The host side turns it off: Linux
-     * nvmet does not accept H2CTermReq, so a conservative initiator just closes (§5.3, §7.8).
+     * nvmet does not accept H2CTermReq, so a conservative initiator just closes (nvmeof-protocol.md §5.3, §7.8).
      */
     public NvmeTcpPduDecoder sendTermReqOnFault(boolean send) {
         this.sendTermReq = send;
@@ -160,7 +160,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
 
     /**
      * HOST role: checks a C2HData header against the command it names before the PDU's data is buffered, so a
-     * controller can never make the host hold more than that command's own buffer (§5.10, §7.5).
+     * controller can never make the host hold more than that command's own buffer (nvmeof-protocol.md §5.10, §7.5).
      */
     @FunctionalInterface
     public interface C2hDataCheck {
@@ -175,7 +175,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     }
 
     /**
-     * HOST role: where C2HData payloads go instead of being buffered whole (§5.10). Without a sink a C2HData is
+     * HOST role: where C2HData payloads go instead of being buffered whole (nvmeof-protocol.md §5.10). Without a sink a C2HData is
      * emitted as one {@link NvmeTcpPdu} once all of it is in, which makes the cumulation grow to the PDU's size
      * (a 128 KiB read costs a 128 KiB+ cumulation, copied into as the socket delivers it). With one, the decoder
      * hands each piece of data to {@link #c2hData} straight from the socket's read buffers, as it arrives, and ends
@@ -192,7 +192,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
 
         /**
          * All {@code datal} bytes of the C2HData at DATAO {@code datao} went to {@link #c2hData}; {@code flags} are
-         * its FLAGS (LAST_PDU, SUCCESS); {@code digestOk} is false if its data digest did not match (§5.8).
+         * its FLAGS (LAST_PDU, SUCCESS); {@code digestOk} is false if its data digest did not match (nvmeof-protocol.md §5.8).
          */
         void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk);
     }
@@ -275,7 +275,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         }
     }
 
-    /** Checks the 8-byte common header (§5.2, §5.3); on a fault sends the TermReq and returns false. */
+    /** Checks the 8-byte common header (nvmeof-protocol.md §5.2, §5.3); on a fault sends the TermReq and returns false. */
     private boolean checkCommonHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
         type = in.getUnsignedByte(start + TYPE_OFFSET);
         flags = in.getUnsignedByte(start + FLAGS_OFFSET);
@@ -289,13 +289,13 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         if (!initialized) {
             int expected = role == Role.CONTROLLER ? TYPE_IC_REQ : TYPE_IC_RESP;
             if (type != expected) {
-                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field (§5.7).
+                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field (nvmeof-protocol.md §5.7).
                 return legalLiveType(type) ? fault(ctx, in, start, FES_PDU_SEQUENCE_ERROR, 0,
                         PduHeader.typeName(type) + " before " + PduHeader.typeName(expected))
                         : fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
                         "first PDU has type " + PduHeader.typeName(type));
             }
-            // ICReq/ICResp: HLEN = PLEN = 128, no flags, PDO 0 (§5.4).
+            // ICReq/ICResp: HLEN = PLEN = 128, no flags, PDO 0 (nvmeof-protocol.md §5.4).
             if (hlen != IcReqPdu.LENGTH) {
                 return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, HLEN_OFFSET, "IC PDU with HLEN " + hlen);
             }
@@ -324,7 +324,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
                             PduHeader.typeName(type) + " in the wrong direction");
                 }
-                // The peer is terminating: never answer a TermReq with one (§5.7); just close if it is malformed.
+                // The peer is terminating: never answer a TermReq with one (nvmeof-protocol.md §5.7); just close if it is malformed.
                 if (hlen != TermReqPdu.HLEN || plenLong < TermReqPdu.HLEN || plenLong > TermReqPdu.MAX_PLEN) {
                     return closeSilently(ctx, in, "malformed " + PduHeader.typeName(type) + " (HLEN " + hlen
                             + ", PLEN " + plenLong + ")");
@@ -379,7 +379,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     PduHeader.typeName(type) + " with PLEN " + plenLong + " < " + headerEnd);
         }
         if (plenLong == headerEnd) {
-            // No data. H2CData/C2HData must carry some (0 < DATAL, §5.10).
+            // No data. H2CData/C2HData must carry some (0 < DATAL, nvmeof-protocol.md §5.10).
             if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
                 return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
                         PduHeader.typeName(type) + " without data");
@@ -397,7 +397,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         }
         ddgst = dataDigest ? DIGEST_LENGTH : 0;
         if (pdo != headerEnd) {
-            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (§5.9).
+            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (nvmeof-protocol.md §5.9).
             return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PDO_OFFSET,
                     PduHeader.typeName(type) + " with PDO " + pdo + " (must be " + headerEnd + ")");
         }
@@ -415,7 +415,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         return true;
     }
 
-    /** Checks what needs the whole header: HDGST (§5.8) and DATAL of data PDUs (§5.10). */
+    /** Checks what needs the whole header: HDGST (nvmeof-protocol.md §5.8) and DATAL of data PDUs (nvmeof-protocol.md §5.10). */
     private boolean checkHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
         if (hdgst != 0) {
             int received = in.getIntLE(start + hlen);
@@ -499,7 +499,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         }
         if (type == TYPE_H2C_TERM_REQ || type == TYPE_C2H_TERM_REQ) {
             dataIndex = TermReqPdu.HLEN;
-            // The peer closes after its TermReq (§5.7); nothing after it is meaningful.
+            // The peer closes after its TermReq (nvmeof-protocol.md §5.7); nothing after it is meaningful.
             state = State.FAILED;
         }
         pdu.set(in.readRetainedSlice(plen), type, flags, hlen, dataIndex, dataLength, digestOk);

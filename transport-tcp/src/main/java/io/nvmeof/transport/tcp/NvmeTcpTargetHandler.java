@@ -33,21 +33,21 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
 
 /**
- * The controller side of one NVMe/TCP connection, i.e. one NVMe queue (protocol reference §5.1, §5.13), and the
+ * The controller side of one NVMe/TCP connection, i.e. one NVMe queue (nvmeof-protocol.md §5.1, §5.13), and the
  * {@link QueueChannel} the target core sees for it. It sits after {@link NvmeTcpPduDecoder} and is owned by the
  * channel's event loop: every field is touched on that thread only (except {@link #closed}, read anywhere).
  *
  * <p>What it does:
  * <ul>
  *   <li>ICReq → ICResp: PFV 0, HPDA 0 required (else C2HTermReq FES 6); CPDA 0; DGST = what the host asked if
- *       digests are allowed, else 0; MAXH2CDATA {@value #MAX_H2C_DATA} (§5.4, §7.7).</li>
+ *       digests are allowed, else 0; MAXH2CDATA {@value #MAX_H2C_DATA} (nvmeof-protocol.md §5.4, §7.7).</li>
  *   <li>CapsuleCmd → a free {@link TcpTargetRequest} slot (CID-independent; its index is the TTAG), SQE copied in,
- *       SGL checked (§1.3, §5.10), in-capsule data copied into a pooled buffer, then {@link QueueHandler#onCommand}.</li>
+ *       SGL checked (nvmeof-protocol.md §1.3, §5.10), in-capsule data copied into a pooled buffer, then {@link QueueHandler#onCommand}.</li>
  *   <li>{@code receiveData}: in-capsule → the receiver at once; else one R2T for the whole length and H2CData
- *       collected in order (TTAG, CCCID, DATAO, LAST_PDU checked; faults → C2HTermReq) (§5.10).</li>
+ *       collected in order (TTAG, CCCID, DATAO, LAST_PDU checked; faults → C2HTermReq) (nvmeof-protocol.md §5.10).</li>
  *   <li>{@code complete}: one C2HData (DATAO 0, LAST_PDU, data digest over all segments) whose data are the core's
  *       segments, written without copying, then a CapsuleResp, or SUCCESS on the C2HData instead when the queue runs
- *       without SQ flow control and the command succeeded with DW0 = DW1 = 0 (§5.10).</li>
+ *       without SQ flow control and the command succeeded with DW0 = DW1 = 0 (nvmeof-protocol.md §5.10).</li>
  * </ul>
  * Flushes are batched: completions during a read burst are flushed at {@code channelReadComplete}; others by one
  * flush task per event-loop turn.
@@ -58,15 +58,15 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
 public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter implements QueueChannel {
     private static final System.Logger LOG = System.getLogger(NvmeTcpTargetHandler.class.getName());
 
-    /** MAXH2CDATA we advertise: a multiple of 4 and ≥ 4096 as the Linux host requires (§5.4, §7.7). */
+    /** MAXH2CDATA we advertise: a multiple of 4 and ≥ 4096 as the Linux host requires (nvmeof-protocol.md §5.4, §7.7). */
     public static final int MAX_H2C_DATA = 131072;
     /**
-     * The admin queue has 32 entries (§5.11). Before Connect we do not know the queue, so allow twice that many
-     * commands, as nvmet keeps 2 x queue size slots (§5.12); {@link #connected} sets the real limit.
+     * The admin queue has 32 entries (nvmeof-protocol.md §5.11). Before Connect we do not know the queue, so allow twice that many
+     * commands, as nvmet keeps 2 x queue size slots (nvmeof-protocol.md §5.12); {@link #connected} sets the real limit.
      */
     private static final int ADMIN_QUEUE_SIZE = 32;
     /**
-     * The largest transfer a command may describe. MDTS is 0 (no limit, §5.12), but one command's write data is
+     * The largest transfer a command may describe. MDTS is 0 (no limit, nvmeof-protocol.md §5.12), but one command's write data is
      * buffered whole, so an absurd SGL LENGTH gets Data SGL Length Invalid instead of an allocation failure.
      */
     public static final int MAX_TRANSFER_LENGTH = 1 << 30;
@@ -107,7 +107,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private int qid = -1;
     private boolean sqFlowControlDisabled;
 
-    // Slots: created lazily up to slotLimit, recycled through an int stack (CID-independent, §5.10 TTAG).
+    // Slots: created lazily up to slotLimit, recycled through an int stack (CID-independent, nvmeof-protocol.md §5.10 TTAG).
     private TcpTargetRequest[] slots = new TcpTargetRequest[16];
     private int slotCount;
     private int[] freeSlots = new int[16];
@@ -287,7 +287,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     // ---------------------------------------------------------------------------------------------------------
     // Host PDUs
 
-    /** ICReq → ICResp (§5.4). */
+    /** ICReq → ICResp (nvmeof-protocol.md §5.4). */
     private void onIcReq(NvmeTcpPdu pdu) {
         IcReqPdu ic = icReq.wrap(pdu.buffer(), 0);
         if (ic.pfv() != 0) {
@@ -295,7 +295,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             return;
         }
         if (ic.hpda() != 0) {
-            // Like nvmet we never pad C2HData, so we cannot honour a host alignment (§5.4, §5.9).
+            // Like nvmet we never pad C2HData, so we cannot honour a host alignment (nvmeof-protocol.md §5.4, §5.9).
             fault(pdu, FES_UNSUPPORTED_PARAMETER, IcReqPdu.HPDA_OFFSET, "ICReq HPDA " + ic.hpda() + " (only 0 supported)");
             return;
         }
@@ -312,7 +312,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         scheduleFlush();
     }
 
-    /** CapsuleCmd → a slot → the core (§5.5, §5.10, §5.13). */
+    /** CapsuleCmd → a slot → the core (nvmeof-protocol.md §5.5, §5.10, §5.13). */
     private void onCapsuleCmd(NvmeTcpPdu pdu) {
         TcpTargetRequest r = takeSlot();
         if (r == null) {
@@ -333,8 +333,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
     /**
      * Sets dataLength, inCapsule, transportStatus and the in-capsule data of a new command from its SGL and the
-     * capsule (§1.3 acceptance table, §5.10, §7.6). Bad descriptors become a status for the core; in-capsule bytes
-     * were consumed from the stream either way (§5.13).
+     * capsule (nvmeof-protocol.md §1.3 acceptance table, nvmeof-protocol.md §5.10, §7.6). Bad descriptors become a status for the core; in-capsule bytes
+     * were consumed from the stream either way (nvmeof-protocol.md §5.13).
      */
     private void classifyData(TcpTargetRequest r, SubmissionQueueEntry sqe, NvmeTcpPdu pdu) {
         SglDescriptor sgl = sqe.sgl();
@@ -342,7 +342,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         long length = sgl.dataLength();
         int inCapsuleBytes = pdu.dataLength();
         boolean fabrics = sqe.opcode() == FabricsCommandType.OPCODE;
-        // Bit 0 of the opcode (or FCTYPE for fabrics) set = host-to-controller data (§1.1).
+        // Bit 0 of the opcode (or FCTYPE for fabrics) set = host-to-controller data (nvmeof-protocol.md §1.1).
         boolean hostToController = ((fabrics ? sqe.fctype() : sqe.opcode()) & 0x1) != 0;
         r.dataLength = (int) Math.min(length, Integer.MAX_VALUE);
 
@@ -353,15 +353,15 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             if (id != SglDescriptor.ID_IN_CAPSULE) {
                 status = Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID);
             } else if (!hostToController) {
-                status = Status.dnr(Status.INVALID_FIELD);      // nvmet: in-capsule data on a read (§7.6)
+                status = Status.dnr(Status.INVALID_FIELD);      // nvmet: in-capsule data on a read (nvmeof-protocol.md §7.6)
             } else if (sgl.address() != 0) {
-                status = Status.dnr(Status.SGL_OFFSET_INVALID); // ICDOFF is 0 (§1.3, §7.5)
+                status = Status.dnr(Status.SGL_OFFSET_INVALID); // ICDOFF is 0 (nvmeof-protocol.md §1.3, §7.5)
             } else if (length > limit) {
-                status = Status.dnr(Status.SGL_OFFSET_INVALID); // more than the in-capsule size (§1.3, §5.12)
+                status = Status.dnr(Status.SGL_OFFSET_INVALID); // more than the in-capsule size (nvmeof-protocol.md §1.3, §5.12)
             } else if (length != inCapsuleBytes) {
-                status = Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // SGL and PLEN must agree (§5.5)
+                status = Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // SGL and PLEN must agree (nvmeof-protocol.md §5.5)
             } else if (!pdu.dataDigestValid()) {
-                status = Status.DATA_TRANSFER_ERROR;           // §5.8: fails the command, not the queue
+                status = Status.DATA_TRANSFER_ERROR;           // nvmeof-protocol.md §5.8: fails the command, not the queue
             } else {
                 status = 0;
             }
@@ -380,7 +380,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
     }
 
-    /** TargetRequest.receiveData (§5.10, §5.13). */
+    /** TargetRequest.receiveData (nvmeof-protocol.md §5.10, §5.13). */
     void receiveData(TcpTargetRequest r, DataReceiver receiver) {
         if (closed) {
             return; // onClose follows or came; the core must not expect a callback
@@ -403,7 +403,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         r.receiver = receiver;
         r.received = 0;
         r.state = TcpTargetRequest.State.AWAITING_DATA;
-        // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (§5.10).
+        // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md §5.10).
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         ByteBuf out = ctx.alloc().directBuffer(R2tPdu.HLEN + hd);
         r2t.wrap(out, 0).set(headerDigest, r.cid, r.index, 0, r.dataLength);
@@ -412,7 +412,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         scheduleFlush();
     }
 
-    /** H2CData: data for a slot awaiting it (§5.6, §5.10: nvmet's checks). */
+    /** H2CData: data for a slot awaiting it (nvmeof-protocol.md §5.6, §5.10: nvmet's checks). */
     private void onH2cData(NvmeTcpPdu pdu) {
         H2cDataPdu h = h2cData.wrap(pdu.buffer(), 0);
         int ttag = h.ttag();
@@ -449,7 +449,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         if (pdu.dataDigestValid()) {
             r.data.buf.setBytes((int) datao, pdu.buffer(), pdu.dataIndex(), datal);
         } else {
-            r.dataDigestError = true; // keep consuming; the command fails with Data Transfer Error (§5.8)
+            r.dataDigestError = true; // keep consuming; the command fails with Data Transfer Error (nvmeof-protocol.md §5.8)
         }
         r.received = (int) end;
         if (last) {
@@ -460,7 +460,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
     }
 
-    /** H2CTermReq: the host gives up; log it and close without answering (§5.7). */
+    /** H2CTermReq: the host gives up; log it and close without answering (nvmeof-protocol.md §5.7). */
     private void onH2cTermReq(NvmeTcpPdu pdu) {
         TermReqPdu t = termReq.wrap(pdu.buffer(), 0);
         String text = "host " + channel.remoteAddress() + " sent H2CTermReq: FES " + t.fes() + " ("
@@ -476,7 +476,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     // ---------------------------------------------------------------------------------------------------------
     // Completion
 
-    /** TargetRequest.complete: C2HData (if any) + CapsuleResp, or C2HData with SUCCESS (§5.10, §5.13). */
+    /** TargetRequest.complete: C2HData (if any) + CapsuleResp, or C2HData with SUCCESS (nvmeof-protocol.md §5.10, §5.13). */
     void complete(TcpTargetRequest r) {
         if (closed) {
             r.recycle(dataPool);
@@ -537,7 +537,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         scheduleFlush();
     }
 
-    /** Sets writerIndex after a header of {@code hlen} bytes and its HDGST if negotiated (§5.8). */
+    /** Sets writerIndex after a header of {@code hlen} bytes and its HDGST if negotiated (nvmeof-protocol.md §5.8). */
     private void finishHeader(ByteBuf out, int hlen) {
         if (headerDigest) {
             out.setIntLE(hlen, Crc32c.computeHeader(crc, headerScratch, out, 0, hlen));
@@ -597,7 +597,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         return segmentPool;
     }
 
-    /** Sends a C2HTermReq quoting the PDU's header and closes the connection (§5.7). */
+    /** Sends a C2HTermReq quoting the PDU's header and closes the connection (nvmeof-protocol.md §5.7). */
     private void fault(NvmeTcpPdu pdu, int fes, int fei, String message) {
         String text = "NVMe/TCP protocol fault from " + channel.remoteAddress() + ": " + message + " -> C2HTermReq FES "
                 + fes + " (" + TermReqPdu.fesName(fes) + ") FEI " + fei;
@@ -632,7 +632,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     public void connected(int qid, int sqsize, boolean sqFlowControlDisabled) {
         this.qid = qid;
         this.sqFlowControlDisabled = sqFlowControlDisabled;
-        // nvmet keeps 2 x queue size command slots (§5.12); never below what exists already.
+        // nvmet keeps 2 x queue size command slots (nvmeof-protocol.md §5.12); never below what exists already.
         this.slotLimit = Math.max(slotCount, 2 * (sqsize + 1));
     }
 
@@ -673,7 +673,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         return icDone;
     }
 
-    /** Whether header and data digests were negotiated (§5.4). */
+    /** Whether header and data digests were negotiated (nvmeof-protocol.md §5.4). */
     public boolean headerDigest() {
         return headerDigest;
     }

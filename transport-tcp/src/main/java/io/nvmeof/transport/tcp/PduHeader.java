@@ -3,7 +3,7 @@ package io.nvmeof.transport.tcp;
 import io.netty.buffer.ByteBuf;
 
 /**
- * The 8-byte NVMe/TCP common header (CH) that starts every PDU (protocol reference §5.2), and the base of the PDU
+ * The 8-byte NVMe/TCP common header (CH) that starts every PDU (nvmeof-protocol.md §5.2), and the base of the PDU
  * flyweights.
  *
  * <pre>
@@ -11,17 +11,17 @@ import io.netty.buffer.ByteBuf;
  *       +------+-------+------+------+------------------+----------------------------
  *       | TYPE | FLAGS | HLEN | PDO  | PLEN (u32 LE)    | PDU-specific header (HLEN - 8)
  *       +------+-------+------+------+------------------+----------------------------
- *  FLAGS: bit 0 HDGSTF, bit 1 DDGSTF, bit 2 LAST_PDU, bit 3 SUCCESS (§5.2)
+ *  FLAGS: bit 0 HDGSTF, bit 1 DDGSTF, bit 2 LAST_PDU, bit 3 SUCCESS (nvmeof-protocol.md §5.2)
  * </pre>
- * A PDU on the wire is {@code [CH + PSH (HLEN)] [HDGST 4] [PAD to PDO] [DATA] [DDGST 4]} (§5.2).
+ * A PDU on the wire is {@code [CH + PSH (HLEN)] [HDGST 4] [PAD to PDO] [DATA] [DDGST 4]} (nvmeof-protocol.md §5.2).
  *
  * <p>Like the core's flyweights, a PDU flyweight owns no memory and never allocates: {@link #wrap} remembers a
- * {@link ByteBuf} and an offset, and every accessor uses absolute little-endian gets and sets (§0), so the buffer's
+ * {@link ByteBuf} and an offset, and every accessor uses absolute little-endian gets and sets (nvmeof-protocol.md §0), so the buffer's
  * reader and writer indexes are never touched. The flyweight is valid only as long as the buffer's owner says so.
  * Shared by the controller and the host side.
  */
 public class PduHeader {
-    /** Size of the common header (§5.2). */
+    /** Size of the common header (nvmeof-protocol.md §5.2). */
     public static final int LENGTH = 8;
     public static final int TYPE_OFFSET = 0;
     public static final int FLAGS_OFFSET = 1;
@@ -29,7 +29,7 @@ public class PduHeader {
     public static final int PDO_OFFSET = 3;
     public static final int PLEN_OFFSET = 4;
 
-    // PDU types (§5.3).
+    // PDU types (nvmeof-protocol.md §5.3).
     public static final int TYPE_IC_REQ = 0x00;
     public static final int TYPE_IC_RESP = 0x01;
     public static final int TYPE_H2C_TERM_REQ = 0x02;
@@ -40,13 +40,13 @@ public class PduHeader {
     public static final int TYPE_C2H_DATA = 0x07;
     public static final int TYPE_R2T = 0x09;
 
-    // FLAGS bits (§5.2).
+    // FLAGS bits (nvmeof-protocol.md §5.2).
     public static final int FLAG_HDGSTF = 0x01;
     public static final int FLAG_DDGSTF = 0x02;
     public static final int FLAG_LAST_PDU = 0x04;
     public static final int FLAG_SUCCESS = 0x08;
 
-    /** HDGST and DDGST are 4-byte little-endian CRC32C values (§5.8). */
+    /** HDGST and DDGST are 4-byte little-endian CRC32C values (nvmeof-protocol.md §5.8). */
     public static final int DIGEST_LENGTH = 4;
 
     protected ByteBuf buffer;
@@ -107,7 +107,7 @@ public class PduHeader {
         return this;
     }
 
-    /** Zeroes {@code length} bytes from the start of the PDU (reserved fields are sent as zero, §0). */
+    /** Zeroes {@code length} bytes from the start of the PDU (reserved fields are sent as zero, nvmeof-protocol.md §0). */
     protected final void zero(int length) {
         buffer.setZero(offset, length);
     }

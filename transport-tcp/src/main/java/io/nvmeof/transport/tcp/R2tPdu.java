@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
 /**
- * R2T: ready to transfer, the controller asks for a range of a command's data (protocol reference §5.6, §5.10).
+ * R2T: ready to transfer, the controller asks for a range of a command's data (nvmeof-protocol.md §5.6, §5.10).
  *
  * <pre>
  *  byte 0          8       10      12        16        20         24       28

@@ -36,11 +36,11 @@ final class TcpHostRequest {
     boolean inCapsule;
     /** Host-to-controller bytes already sent in H2CData (the end of the last R2T answered). */
     long sent;
-    /** Controller-to-host bytes received so far; the next C2HData must start here (§5.10). */
+    /** Controller-to-host bytes received so far; the next C2HData must start here (nvmeof-protocol.md §5.10). */
     long received;
     /** C2HData with LAST_PDU was seen; no more data may come for this command. */
     boolean lastPdu;
-    /** A C2HData failed its data digest: the command completes with Data Transfer Error (§5.8). */
+    /** A C2HData failed its data digest: the command completes with Data Transfer Error (nvmeof-protocol.md §5.8). */
     boolean digestError;
 
     // A duplicate of the last data buffer seen on this CID, for ByteBuffer-based copies and CRCs without touching the

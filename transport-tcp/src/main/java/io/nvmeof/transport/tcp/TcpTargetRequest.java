@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * One reusable command slot of an NVMe/TCP target connection; its index is the R2T transfer tag (TTAG, §5.10).
+ * One reusable command slot of an NVMe/TCP target connection; its index is the R2T transfer tag (TTAG, nvmeof-protocol.md §5.10).
  * Slots are created lazily up to the queue's limit and then only recycled through the connection's free list, so the
  * command path allocates nothing. Every method runs on the connection's event loop.
  *
@@ -41,9 +41,9 @@ final class TcpTargetRequest implements TargetRequest {
     boolean inCapsule;
     /** Host-to-controller data, or null. */
     DataBufferPool.Entry data;
-    /** H2CData bytes received so far (DATAO of the next one, §5.10). */
+    /** H2CData bytes received so far (DATAO of the next one, nvmeof-protocol.md §5.10). */
     int received;
-    /** A data digest failed on one of this command's H2CData PDUs (§5.8). */
+    /** A data digest failed on one of this command's H2CData PDUs (nvmeof-protocol.md §5.8). */
     boolean dataDigestError;
     DataReceiver receiver;
     boolean dataRequested;

@@ -39,10 +39,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * The NVMe/TCP transport (TRTYPE 3, protocol reference §3.3, §5), target and host side: Netty on epoll, io_uring or
+ * The NVMe/TCP transport (TRTYPE 3, nvmeof-protocol.md §3.3, §5), target and host side: Netty on epoll, io_uring or
  * NIO as the {@code IoMode} of the listener or queue says ({@link IoEngine}), sleeping or busy-polling. Found through {@code META-INF/services/io.nvmeof.core.spi.Transport}.
  *
- * <p>{@link #listen} binds one port; each accepted connection is one NVMe queue (§5.1) served by an
+ * <p>{@link #listen} binds one port; each accepted connection is one NVMe queue (nvmeof-protocol.md §5.1) served by an
  * {@link NvmeTcpPduDecoder} and an {@link NvmeTcpTargetHandler} on one event-loop thread of the listener's own
  * worker group, which is also the queue's thread in the SPI sense.
  *
@@ -51,11 +51,11 @@ import java.util.concurrent.TimeoutException;
  * ICReq/ICResp exchange succeeded.
  */
 public final class TcpTransport implements Transport {
-    /** TRTYPE for TCP in discovery log entries (§3.3). */
+    /** TRTYPE for TCP in discovery log entries (nvmeof-protocol.md §3.3). */
     public static final int TRTYPE_TCP = PortInfo.TRTYPE_TCP;
-    /** Identify SGLS for TCP: SGLs supported, transport data block descriptors (§5.12, §7.7). */
+    /** Identify SGLS for TCP: SGLs supported, transport data block descriptors (nvmeof-protocol.md §5.12, §7.7). */
     public static final int SGLS = 0x00100001;
-    /** TSAS for TCP: SECTYPE 0, no security (§3.3). */
+    /** TSAS for TCP: SECTYPE 0, no security (nvmeof-protocol.md §3.3). */
     private static final byte SECTYPE_NONE = 0;
 
     private final boolean allowNative;
@@ -128,7 +128,7 @@ public final class TcpTransport implements Transport {
     }
 
     /**
-     * Connects, exchanges ICReq/ICResp (§5.4) and returns the ready queue; blocks the caller meanwhile, for at most
+     * Connects, exchanges ICReq/ICResp (nvmeof-protocol.md §5.4) and returns the ready queue; blocks the caller meanwhile, for at most
      * {@code options.connectTimeout()} in all.
      *
      * @throws IllegalStateException if called on an event-loop thread (it would block the loop it waits for)

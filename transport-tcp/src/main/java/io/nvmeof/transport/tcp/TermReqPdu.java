@@ -2,7 +2,7 @@ package io.nvmeof.transport.tcp;
 
 /**
  * H2CTermReq (0x02) and C2HTermReq (0x03): a fatal transport error; the sender closes the connection after it
- * (protocol reference §5.7).
+ * (nvmeof-protocol.md §5.7).
  *
  * <pre>
  *  byte 0          8       10              14                  24
@@ -17,11 +17,11 @@ public final class TermReqPdu extends PduHeader {
     public static final int HLEN = 24;
     public static final int FES_OFFSET = 8;
     public static final int FEI_OFFSET = 10;
-    /** At most 128 bytes of the offending header follow, so PLEN ≤ 152 (§5.7, §8). */
+    /** At most 128 bytes of the offending header follow, so PLEN ≤ 152 (nvmeof-protocol.md §5.7, §8). */
     public static final int MAX_COPIED_HEADER = 128;
     public static final int MAX_PLEN = HLEN + MAX_COPIED_HEADER;
 
-    // Fatal error status values (§5.7).
+    // Fatal error status values (nvmeof-protocol.md §5.7).
     /** FEI = byte offset of the bad field. */
     public static final int FES_INVALID_HEADER_FIELD = 0x01;
     public static final int FES_PDU_SEQUENCE_ERROR = 0x02;

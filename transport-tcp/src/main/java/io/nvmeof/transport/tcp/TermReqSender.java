@@ -7,7 +7,7 @@ import io.netty.channel.ChannelHandlerContext;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
-/** Sends a C2HTermReq or H2CTermReq and closes the connection after it (protocol reference §5.7). */
+/** Sends a C2HTermReq or H2CTermReq and closes the connection after it (nvmeof-protocol.md §5.7). */
 final class TermReqSender {
     /** If the peer does not read, the TermReq may never leave; close anyway after this long. */
     private static final long CLOSE_TIMEOUT_MILLIS = 1000;

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * Host-side PDUs and SQEs built by hand from the protocol reference (§1.1, §2.2, §5.4–§5.6), independent of the
+ * Host-side PDUs and SQEs built by hand from nvmeof-protocol.md (§1.1, §2.2, §5.4–§5.6), independent of the
  * production flyweights, plus a stream splitter for what the target sends.
  */
 final class Bytes {
@@ -42,7 +42,7 @@ final class Bytes {
         return out.toByteArray();
     }
 
-    /** ICReq (§5.4) with the given DGST, PFV and HPDA. */
+    /** ICReq (nvmeof-protocol.md §5.4) with the given DGST, PFV and HPDA. */
     static byte[] icReq(int dgst, int pfv, int hpda) {
         ByteBuffer b = le(128);
         b.put(0, (byte) 0x00).put(2, (byte) 128).putInt(4, 128);
@@ -54,7 +54,7 @@ final class Bytes {
         return icReq(dgst, 0, 0);
     }
 
-    /** The admin Connect SQE of §5.5: CID as given, SGL 0x01 LENGTH 1024, SQSIZE 31, KATO 5000. */
+    /** The admin Connect SQE of nvmeof-protocol.md §5.5: CID as given, SGL 0x01 LENGTH 1024, SQSIZE 31, KATO 5000. */
     static byte[] connectSqe(int cid, int qid, int sqsize, int cattr) {
         ByteBuffer b = le(64);
         b.put(0, (byte) 0x7f).put(1, (byte) 0x40).putShort(2, (short) cid).put(4, (byte) 0x01);
@@ -72,7 +72,7 @@ final class Bytes {
         return b.array();
     }
 
-    /** CapsuleCmd (§5.5) around an SQE with optional in-capsule data, digests as flagged. */
+    /** CapsuleCmd (nvmeof-protocol.md §5.5) around an SQE with optional in-capsule data, digests as flagged. */
     static byte[] capsule(byte[] sqe, byte[] data, boolean hd, boolean dd) {
         int h = hd ? 4 : 0;
         boolean hasData = data != null && data.length > 0;
@@ -94,7 +94,7 @@ final class Bytes {
         return b.array();
     }
 
-    /** H2CData (§5.6). */
+    /** H2CData (nvmeof-protocol.md §5.6). */
     static byte[] h2cData(int cccid, int ttag, int datao, byte[] data, boolean last, boolean hd, boolean dd) {
         int h = hd ? 4 : 0;
         int d = dd ? 4 : 0;
@@ -121,7 +121,7 @@ final class Bytes {
         return b;
     }
 
-    /** Splits a controller-to-host byte stream into PDUs by PLEN (§5.2). */
+    /** Splits a controller-to-host byte stream into PDUs by PLEN (nvmeof-protocol.md §5.2). */
     static List<byte[]> split(byte[] stream) {
         List<byte[]> pdus = new ArrayList<>();
         ByteBuffer b = ByteBuffer.wrap(stream).order(ByteOrder.LITTLE_ENDIAN);

@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A non-zero {@code transportStatus()} completes the command with it, as the real core does.
  */
 final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataRelease {
-    /** Opcodes 0xC0..0xC3 (vendor range) are held; bits 1:0 still give the direction (§1.1). */
+    /** Opcodes 0xC0..0xC3 (vendor range) are held; bits 1:0 still give the direction (nvmeof-protocol.md §1.1). */
     static final int HOLD_OPCODE = 0xC0;
 
     QueueChannel channel;

@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An {@link EmbeddedChannel} with the host pipeline, a cache-less pooled allocator (so "no leak" is a count), and
- * controller PDUs built by hand from the protocol reference (§5.4–§5.7), independent of the production flyweights.
+ * controller PDUs built by hand from nvmeof-protocol.md (§5.4–§5.7), independent of the production flyweights.
  */
 final class HostHarness {
     final PooledByteBufAllocator alloc = new PooledByteBufAllocator(true, 1, 1, 8192, 9, 0, 0, false);
@@ -101,7 +101,7 @@ final class HostHarness {
         assertEquals(0, n, "pooled buffers still allocated (leak)");
     }
 
-    // Controller PDUs (§5.4–§5.7).
+    // Controller PDUs (nvmeof-protocol.md §5.4–§5.7).
 
     static byte[] icResp(int pfv, int cpda, int dgst, int maxH2cData) {
         ByteBuffer b = Bytes.le(128);

@@ -62,7 +62,7 @@ class HostLoopbackTest {
         return new HostQueueOptions(address, qid, queueSize, qid == 0 ? 0 : 1, hd, dd, timeout);
     }
 
-    /** connect + the fabrics Connect command (its 1024 bytes always in-capsule, §5.10). */
+    /** connect + the fabrics Connect command (its 1024 bytes always in-capsule, nvmeof-protocol.md §5.10). */
     private HostQueue open(TargetListener l, boolean nativeIo, int queueSize, boolean hd, boolean dd, int cattr)
             throws Exception {
         HostQueue q = new TcpTransport(nativeIo).connect(options(l.localAddress(), 1, queueSize, hd, dd,

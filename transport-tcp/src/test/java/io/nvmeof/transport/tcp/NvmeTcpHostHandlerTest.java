@@ -40,7 +40,7 @@ class NvmeTcpHostHandlerTest {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // ICReq / ICResp (§5.4)
+    // ICReq / ICResp (nvmeof-protocol.md §5.4)
 
     @Test
     void icReqIsTheConservativeProfile() {
@@ -97,7 +97,7 @@ class NvmeTcpHostHandlerTest {
         assertTrue(e.getCause().getMessage().contains(message), e.getCause().getMessage());
         assertFalse(h.channel.isOpen(), "closed");
         assertFalse(h.queue.isOpen());
-        assertEquals(0, h.drain().length, "no H2CTermReq (§7.8)");
+        assertEquals(0, h.drain().length, "no H2CTermReq (nvmeof-protocol.md §7.8)");
         assertEquals(1, h.closeCalls);
         assertThrows(IllegalStateException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 1)));
         h.assertClean();
@@ -226,7 +226,7 @@ class NvmeTcpHostHandlerTest {
         h.queue.submit(connect);
         byte[] p = h.drainPdus().get(0);
         assertEquals(72 + 1024, p.length);
-        assertEquals("04 00 48 48 48 04 00 00", Bytes.hex(java.util.Arrays.copyOf(p, 8)), "§5.5 example header");
+        assertEquals("04 00 48 48 48 04 00 00", Bytes.hex(java.util.Arrays.copyOf(p, 8)), "nvmeof-protocol.md §5.5 example header");
         assertArrayEquals(Bytes.pattern(1024, 2), java.util.Arrays.copyOfRange(p, 72, 72 + 1024));
         h.queue.close();
         h.assertClean();
@@ -410,7 +410,7 @@ class NvmeTcpHostHandlerTest {
         h.queue.submit(new TestCommand(KEEP_ALIVE, 0));
         h.drain();
         h.feedByteByByte(h.capsuleResp(7, 0, 0));
-        assertEquals(0, h.drain().length, "nvmet does not accept H2CTermReq (§5.3, §7.8): just close");
+        assertEquals(0, h.drain().length, "nvmet does not accept H2CTermReq (nvmeof-protocol.md §5.3, §7.8): just close");
         assertFalse(h.channel.isOpen());
         h.assertClean();
     }

@@ -223,7 +223,7 @@ class NvmeTcpPduDecoderTest {
         EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
         feedByteByByte(ch, Bytes.icReq(0));
         decoder.digests(false, false);
-        // An H2CData announcing MAXH2CDATA + 1 data bytes: refused after 8 bytes with FES 5 (§5.7).
+        // An H2CData announcing MAXH2CDATA + 1 data bytes: refused after 8 bytes with FES 5 (nvmeof-protocol.md §5.7).
         ByteBuffer ch8 = Bytes.le(8);
         ch8.put(0, (byte) 0x06).put(1, (byte) 4).put(2, (byte) 24).put(3, (byte) 24).putInt(4, 24 + 131073);
         feedByteByByte(ch, ch8.array());

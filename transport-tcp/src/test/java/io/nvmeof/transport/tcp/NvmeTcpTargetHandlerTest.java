@@ -84,7 +84,7 @@ class NvmeTcpTargetHandlerTest {
         TargetHarness h = new TargetHarness();
         assertEquals(1, h.core.accepts, "the acceptor is called once, at connection start");
         h.feedByteByByte(Bytes.icReq(0));
-        // §5.4 ICResp: PFV 0, CPDA 0, DGST 0, MAXH2CDATA 131072 (0x00020000).
+        // nvmeof-protocol.md §5.4 ICResp: PFV 0, CPDA 0, DGST 0, MAXH2CDATA 131072 (0x00020000).
         byte[] golden = Bytes.concat(hex("01 00 80 00 80 00 00 00 00 00 00 00 00 00 02 00"), new byte[112]);
         assertArrayEquals(golden, h.drain());
         assertTrue(h.handler.initialized());
@@ -233,7 +233,7 @@ class NvmeTcpTargetHandlerTest {
 
     @Test
     void successFlagReplacesCapsuleRespWithoutSqFlowControl() {
-        TargetHarness h = connected(1, 0x04, 0); // CATTR bit 2: SQ flow control disabled (§2.2)
+        TargetHarness h = connected(1, 0x04, 0); // CATTR bit 2: SQ flow control disabled (nvmeof-protocol.md §2.2)
         h.feed(Bytes.capsule(Bytes.sqe(0x02, 0x40, 0x5A, 4096), null, false, false));
         List<byte[]> pdus = h.drainPdus();
         assertEquals(1, pdus.size(), "no CapsuleResp after SUCCESS");

@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The PDU flyweights against the example bytes of the protocol reference (§5.4–§5.8). */
+/** The PDU flyweights against the example bytes of nvmeof-protocol.md (§5.4–§5.8). */
 class PduGoldenBytesTest {
     private static byte[] bytes(ByteBuf b, int length) {
         byte[] out = new byte[length];
@@ -27,7 +27,7 @@ class PduGoldenBytesTest {
 
     @Test
     void icReqWithoutDigests() {
-        byte[] golden = Bytes.concat(hex("00 00 80 00 80 00 00 00 00 00 00 00 00 00 00 00"), zeros(112)); // §5.4
+        byte[] golden = Bytes.concat(hex("00 00 80 00 80 00 00 00 00 00 00 00 00 00 00 00"), zeros(112)); // nvmeof-protocol.md §5.4
         ByteBuf b = Unpooled.buffer(128);
         b.writerIndex(128).setByte(77, 0xEE); // reserved bytes must be zeroed by set()
         new IcReqPdu().wrap(b, 0).set(0, 0, 0, 0);
@@ -37,7 +37,7 @@ class PduGoldenBytesTest {
         assertEquals(PduHeader.TYPE_IC_REQ, read.type());
         assertEquals(128, read.hlen());
         assertEquals(128, read.plen());
-        assertEquals(3, read.dgst()); // §5.4: with both digests byte 11 = 03
+        assertEquals(3, read.dgst()); // nvmeof-protocol.md §5.4: with both digests byte 11 = 03
         assertEquals(0, read.hpda());
         assertEquals(0, read.pfv());
         assertEquals(0, read.maxR2t());
@@ -45,7 +45,7 @@ class PduGoldenBytesTest {
 
     @Test
     void icRespAsNvmetSendsIt() {
-        byte[] golden = Bytes.concat(hex("01 00 80 00 80 00 00 00 00 00 00 00 00 00 40 00"), zeros(112)); // §5.4
+        byte[] golden = Bytes.concat(hex("01 00 80 00 80 00 00 00 00 00 00 00 00 00 40 00"), zeros(112)); // nvmeof-protocol.md §5.4
         ByteBuf b = Unpooled.buffer(128);
         IcRespPdu p = new IcRespPdu().wrap(b, 0).set(0, 0, 0, 0x00400000);
         assertEquals(0x00400000L, p.maxH2cData());
@@ -55,7 +55,7 @@ class PduGoldenBytesTest {
 
     @Test
     void connectCapsuleHeader() {
-        // §5.5: CH 04 00 48 48 48 04 00 00 (HLEN 72, PDO 72, PLEN 1096) for 1024 bytes of Connect data.
+        // nvmeof-protocol.md §5.5: CH 04 00 48 48 48 04 00 00 (HLEN 72, PDO 72, PLEN 1096) for 1024 bytes of Connect data.
         ByteBuf b = Unpooled.buffer(72);
         CapsuleCmdPdu p = new CapsuleCmdPdu().wrap(b, 0).set(false, false, 1024);
         assertEquals(8, p.sqeIndex());
@@ -73,7 +73,7 @@ class PduGoldenBytesTest {
 
     @Test
     void headerDigestExample() {
-        // §5.8: CH 04 01 48 4c 4c 04 00 00 + the SQE of §5.5 → HDGST b7 d9 34 9f.
+        // nvmeof-protocol.md §5.8: CH 04 01 48 4c 4c 04 00 00 + the SQE of nvmeof-protocol.md §5.5 → HDGST b7 d9 34 9f.
         ByteBuf b = Unpooled.buffer(76);
         new CapsuleCmdPdu().wrap(b, 0).set(true, false, 1024);
         b.setBytes(8, Bytes.connectSqe(0, 0, 31, 0));
@@ -85,7 +85,7 @@ class PduGoldenBytesTest {
 
     @Test
     void crc32cTestVector() {
-        ByteBuf b = Unpooled.wrappedBuffer("123456789".getBytes(StandardCharsets.US_ASCII)); // §5.8
+        ByteBuf b = Unpooled.wrappedBuffer("123456789".getBytes(StandardCharsets.US_ASCII)); // nvmeof-protocol.md §5.8
         assertEquals(0xE3069283, Crc32c.compute(new CRC32C(), b, 0, 9));
         ByteBuf direct = Unpooled.directBuffer(9).writeBytes("123456789".getBytes(StandardCharsets.US_ASCII));
         assertEquals(0xE3069283, Crc32c.compute(new CRC32C(), direct, 0, 9));
@@ -94,7 +94,7 @@ class PduGoldenBytesTest {
 
     @Test
     void r2tAndH2cDataExample() {
-        // §5.6: R2T for CID 0x1005, TTAG 3, 8 KiB at offset 0, and the matching H2CData header.
+        // nvmeof-protocol.md §5.6: R2T for CID 0x1005, TTAG 3, 8 KiB at offset 0, and the matching H2CData header.
         ByteBuf r = Unpooled.buffer(24);
         R2tPdu r2t = new R2tPdu().wrap(r, 0).set(false, 0x1005, 3, 0, 8192);
         assertEquals(0x1005, r2t.cccid());
@@ -118,7 +118,7 @@ class PduGoldenBytesTest {
 
     @Test
     void capsuleRespExample() {
-        // §5.5: success response to Connect with CNTLID 1 (DW0 = 1), CID 7 here.
+        // nvmeof-protocol.md §5.5: success response to Connect with CNTLID 1 (DW0 = 1), CID 7 here.
         byte[] golden = hex("05 00 18 00 18 00 00 00 01 00 00 00 00 00 00 00 01 00 00 00 07 00 00 00");
         ByteBuf b = Unpooled.buffer(24);
         CapsuleRespPdu p = new CapsuleRespPdu().wrap(b, 0).set(false);
@@ -134,14 +134,14 @@ class PduGoldenBytesTest {
     void c2hDataAndTermReq() {
         ByteBuf c = Unpooled.buffer(24);
         new C2hDataPdu().wrap(c, 0).set(true, true, PduHeader.FLAG_LAST_PDU | PduHeader.FLAG_SUCCESS, 0x22, 0, 512);
-        // FLAGS = HDGSTF|DDGSTF|LAST|SUCCESS, PDO 28, PLEN 28 + 512 + 4 = 544 (§5.6).
+        // FLAGS = HDGSTF|DDGSTF|LAST|SUCCESS, PDO 28, PLEN 28 + 512 + 4 = 544 (nvmeof-protocol.md §5.6).
         assertArrayEquals(hex("07 0f 18 1c 20 02 00 00 22 00 00 00 00 00 00 00 00 02 00 00 00 00 00 00"), bytes(c, 24));
 
         ByteBuf t = Unpooled.buffer(24);
         TermReqPdu term = new TermReqPdu().wrap(t, 0).set(PduHeader.TYPE_C2H_TERM_REQ, 3, 0x9f34d9b7, 72);
         assertEquals(3, term.fes());
         assertEquals(0x9f34d9b7, term.fei());
-        // §5.7: FES at byte 8, FEI at bytes 10–13, PLEN 24 + 72.
+        // nvmeof-protocol.md §5.7: FES at byte 8, FEI at bytes 10–13, PLEN 24 + 72.
         assertArrayEquals(hex("03 00 18 00 60 00 00 00 03 00 b7 d9 34 9f 00 00 00 00 00 00 00 00 00 00"), bytes(t, 24));
     }
 

@@ -66,7 +66,7 @@ class TcpTransportTest {
             out.flush();
         }
 
-        /** Reads one PDU by its common header (§5.2). */
+        /** Reads one PDU by its common header (nvmeof-protocol.md §5.2). */
         byte[] readPdu() throws IOException {
             byte[] ch = new byte[8];
             in.readFully(ch);

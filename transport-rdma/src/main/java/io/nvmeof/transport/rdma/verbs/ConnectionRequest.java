@@ -4,7 +4,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 
-/** An incoming connection request with the peer's private data (NVMe/RDMA: 32 bytes, §6.1). */
+/** An incoming connection request with the peer's private data (NVMe/RDMA: 32 bytes, nvmeof-protocol.md §6.1). */
 public interface ConnectionRequest {
     /** The request's private data (a read-only little-endian view; may be shorter than expected or empty). */
     ByteBuffer privateData();
@@ -18,12 +18,12 @@ public interface ConnectionRequest {
 
     /**
      * Creates the connection's QP and CQ with {@code attributes}, lets {@code receivesToPost} post receive buffers,
-     * then accepts with {@code privateData} (NVMe/RDMA: 32 bytes with CRQSIZE, §6.1). The returned connection is
-     * established or about to be; a Send may arrive before the ESTABLISHED event (§6.2).
+     * then accepts with {@code privateData} (NVMe/RDMA: 32 bytes with CRQSIZE, nvmeof-protocol.md §6.1). The returned connection is
+     * established or about to be; a Send may arrive before the ESTABLISHED event (nvmeof-protocol.md §6.2).
      */
     RdmaConnection accept(QueuePairAttributes attributes, java.util.function.Consumer<RdmaConnection> receivesToPost,
                           ByteBuffer privateData) throws IOException;
 
-    /** Rejects with consumer-defined private data (NVMe/RDMA: RECFMT + STS, §6.1). */
+    /** Rejects with consumer-defined private data (NVMe/RDMA: RECFMT + STS, nvmeof-protocol.md §6.1). */
     void reject(ByteBuffer privateData) throws IOException;
 }

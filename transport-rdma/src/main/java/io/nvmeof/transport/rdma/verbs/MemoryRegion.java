@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * A registered memory region (ibv_mr). {@link #address()} is what a peer puts in a keyed SGL descriptor with
- * {@link #rkey()} (§1.3); local work requests name memory by (region, offset, length).
+ * {@link #rkey()} (nvmeof-protocol.md §1.3); local work requests name memory by (region, offset, length).
  */
 public interface MemoryRegion extends AutoCloseable {
     /** The remote address of byte 0 of the region (a virtual address on real hardware). */

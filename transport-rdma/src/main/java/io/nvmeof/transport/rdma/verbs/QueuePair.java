@@ -17,7 +17,7 @@ public interface QueuePair {
     /** Send (two-sided); {@code signaled}: whether a completion is produced on success. */
     boolean postSend(long wrId, MemoryRegion region, int offset, int length, boolean signaled);
 
-    /** Send with Invalidate: the peer's receive completion reports {@code rkeyToInvalidate} as invalidated (§6.3). */
+    /** Send with Invalidate: the peer's receive completion reports {@code rkeyToInvalidate} as invalidated (nvmeof-protocol.md §6.3). */
     boolean postSendWithInvalidate(long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate,
                                    boolean signaled);
 

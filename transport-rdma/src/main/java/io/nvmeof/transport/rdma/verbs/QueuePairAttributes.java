@@ -9,7 +9,7 @@ package io.nvmeof.transport.rdma.verbs;
  * @param maxRecvSge         scatter/gather entries per receive work request
  * @param cqSize             completion queue entries (at least maxSendWr + maxRecvWr)
  * @param responderResources RDMA Reads the peer may have outstanding against us (the host offers ≥ 1 so the target can
- *                           RDMA Read write data, §6.1)
+ *                           RDMA Read write data, nvmeof-protocol.md §6.1)
  * @param initiatorDepth     RDMA Reads we may have outstanding against the peer
  */
 public record QueuePairAttributes(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int cqSize,

@@ -19,7 +19,7 @@ public interface RdmaConnection extends AutoCloseable {
 
     /**
      * The private data the peer sent when the connection was made: on the connecting side the accept's (NVMe/RDMA:
-     * RECFMT + CRQSIZE, §6.1; rdma_cm reports it with RDMA_CM_EVENT_ESTABLISHED), on the accepting side the connect
+     * RECFMT + CRQSIZE, nvmeof-protocol.md §6.1; rdma_cm reports it with RDMA_CM_EVENT_ESTABLISHED), on the accepting side the connect
      * request's (as {@link ConnectionRequest#privateData()}). A little-endian view; empty if the provider cannot tell.
      */
     default java.nio.ByteBuffer peerPrivateData() {

@@ -26,7 +26,7 @@ public interface RdmaProvider {
     String description();
 
     /**
-     * Listens for connection requests (rdma_bind_addr + rdma_listen, port space TCP, §6.1). Each request is handed to
+     * Listens for connection requests (rdma_bind_addr + rdma_listen, port space TCP, nvmeof-protocol.md §6.1). Each request is handed to
      * {@code handler} on a provider thread; the handler accepts or rejects it.
      *
      * @throws IOException if the address cannot be bound

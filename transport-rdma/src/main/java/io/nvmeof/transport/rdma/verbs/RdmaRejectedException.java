@@ -3,7 +3,7 @@ package io.nvmeof.transport.rdma.verbs;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
-/** The peer rejected a connect; carries its reject private data (NVMe/RDMA: RECFMT + STS, §6.1). */
+/** The peer rejected a connect; carries its reject private data (NVMe/RDMA: RECFMT + STS, nvmeof-protocol.md §6.1). */
 public class RdmaRejectedException extends IOException {
     private static final long serialVersionUID = 1L;
     private final byte[] privateData;

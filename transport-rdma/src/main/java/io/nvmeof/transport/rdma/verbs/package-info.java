@@ -1,5 +1,5 @@
 /**
- * The small verbs interface NVMe/RDMA needs (protocol reference §6), with two providers: DiSNI over a real RNIC or
+ * The small verbs interface NVMe/RDMA needs (nvmeof-protocol.md §6), with two providers: DiSNI over a real RNIC or
  * Soft-RoCE, and a software RNIC in Java that works between processes on one host through shared memory.
  *
  * <p>It mirrors libibverbs/librdmacm closely enough that the DiSNI provider is a thin mapping, and no further:

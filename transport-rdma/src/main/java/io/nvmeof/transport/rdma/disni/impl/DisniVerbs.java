@@ -39,7 +39,7 @@ public final class DisniVerbs implements RdmaProvider {
     static final int ESTABLISHED = RdmaCmEvent.EventType.RDMA_CM_EVENT_ESTABLISHED.ordinal();
     static final int DISCONNECTED = RdmaCmEvent.EventType.RDMA_CM_EVENT_DISCONNECTED.ordinal();
     static final int DEVICE_REMOVAL = RdmaCmEvent.EventType.RDMA_CM_EVENT_DEVICE_REMOVAL.ordinal();
-    /** NVMe/RDMA (§6.1): rnr_retry_count 7 = retry forever; retry_count 7. */
+    /** NVMe/RDMA (nvmeof-protocol.md §6.1): rnr_retry_count 7 = retry forever; retry_count 7. */
     static final int RETRY = 7;
     static final int RNR_RETRY = 7;
     private static final int RESOLVE_TIMEOUT_MS = 3000;
