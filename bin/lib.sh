@@ -13,7 +13,7 @@ nvmeof_ensure_built() {
   if [ $stale = 1 ]; then
     command -v mvn >/dev/null || { echo "nvmeof: Maven (mvn) is needed to build nvmeof-java: apt-get install maven" >&2; exit 1; }
     echo "nvmeof: building nvmeof-java ($module and its dependencies; first use takes a minute)..." >&2
-    (cd "$ROOT" && mvn -B -q -DskipTests -Dmaven.test.skip=true install -pl "$module" -am) >&2 \
+    (cd "$ROOT" && mvn -B -q -DskipTests -Dmaven.test.skip=true -Dspotless.check.skip=true install -pl "$module" -am) >&2 \
       || { echo "nvmeof: build failed" >&2; exit 1; }
   fi
 }

@@ -104,10 +104,11 @@ public final class BlockDevice {
                 pos += (long) blocks * bs;
             }
         }
-        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
-            dst.position(base + len);
-            return len;
-        });
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+                .thenApply(v -> {
+                    dst.position(base + len);
+                    return len;
+                });
     }
 
     /** {@link #write(long, ByteBuffer)} without waiting (it may wait for a block lock or a command slot). */
@@ -139,10 +140,11 @@ public final class BlockDevice {
                 pos += (long) blocks * bs;
             }
         }
-        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])).thenApply(v -> {
-            src.position(base + len);
-            return len;
-        });
+        return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+                .thenApply(v -> {
+                    src.position(base + len);
+                    return len;
+                });
     }
 
     /** Whole blocks from {@code pos} (aligned) towards {@code end}, at most one command's worth. */
@@ -181,8 +183,8 @@ public final class BlockDevice {
 
     private void checkRange(long offset, int len) {
         if (offset < 0 || offset + len > size() || offset + len < 0) {
-            throw new IllegalArgumentException("bytes " + offset + ".." + (offset + len) + " are outside the device ("
-                    + size() + " bytes)");
+            throw new IllegalArgumentException(
+                    "bytes " + offset + ".." + (offset + len) + " are outside the device (" + size() + " bytes)");
         }
     }
 

@@ -1,7 +1,6 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.core.spi.HostQueue;
-
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -26,6 +25,7 @@ final class CommandQueue {
     private final int[] next;
     /** (version << 32) | (index + 1); low word 0 = empty. */
     private final AtomicLong head = new AtomicLong();
+
     private final Semaphore permits;
     /** Set once when the queue is closed or failed: the reason later submissions fail. */
     volatile NvmeException closedCause;

@@ -7,7 +7,6 @@ import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -108,8 +107,13 @@ final class CommandSlot implements HostCommand {
             // IllegalStateException: the queue is closed and the command was not taken (HostQueue.submit).
             if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
                 NvmeException cause = queue.closedCause;
-                finish(0, 0, 0, cause != null ? cause
-                        : new NvmeTransportException(queue.name() + " is closed: " + describe(), e));
+                finish(
+                        0,
+                        0,
+                        0,
+                        cause != null
+                                ? cause
+                                : new NvmeTransportException(queue.name() + " is closed: " + describe(), e));
             }
         }
     }
@@ -164,9 +168,11 @@ final class CommandSlot implements HostCommand {
         if (reason == null) {
             reason = queue.closedCause;
         }
-        String why = reason != null ? reason.getMessage() : cause != null ? String.valueOf(cause.getMessage()) : "queue closed";
-        return new NvmeTransportException(describe() + " on " + queue.name() + " did not complete: " + why,
-                cause != null ? cause : reason);
+        String why = reason != null
+                ? reason.getMessage()
+                : cause != null ? String.valueOf(cause.getMessage()) : "queue closed";
+        return new NvmeTransportException(
+                describe() + " on " + queue.name() + " did not complete: " + why, cause != null ? cause : reason);
     }
 
     /** Called by the timer thread. */
@@ -179,8 +185,8 @@ final class CommandSlot implements HostCommand {
             return;
         }
         if (STATE.compareAndSet(this, IN_FLIGHT, TIMED_OUT)) {
-            NvmeTimeoutException e = new NvmeTimeoutException(describe() + " on " + queue.name() + " got no answer within "
-                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
+            NvmeTimeoutException e = new NvmeTimeoutException(describe() + " on " + queue.name()
+                    + " got no answer within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
             deliver(0, 0, 0, e);
             // The slot stays TIMED_OUT (its CID unusable) until an answer or the queue's close gives it back.
             queue.controller.commandTimedOut(e);
@@ -215,8 +221,14 @@ final class CommandSlot implements HostCommand {
         callBack(cb, att, f, dw0, dw1, status, error);
     }
 
-    private static void callBack(IoCallback cb, Object att, CompletableFuture<Completion> f, int dw0, int dw1, int status,
-                               NvmeException error) {
+    private static void callBack(
+            IoCallback cb,
+            Object att,
+            CompletableFuture<Completion> f,
+            int dw0,
+            int dw1,
+            int status,
+            NvmeException error) {
         try {
             if (f != null) {
                 if (error != null) {
@@ -255,13 +267,16 @@ final class CommandSlot implements HostCommand {
             String s = String.format("%s (admin opc 0x%02x)", a == null ? "Admin command" : words(a.name()), opc);
             if (a == AdminOpcode.IDENTIFY) {
                 s += String.format(" cns 0x%02x nsid %d", sqe.cdw10() & 0xFF, sqe.nsid());
-            } else if (a == AdminOpcode.GET_LOG_PAGE || a == AdminOpcode.SET_FEATURES || a == AdminOpcode.GET_FEATURES) {
+            } else if (a == AdminOpcode.GET_LOG_PAGE
+                    || a == AdminOpcode.SET_FEATURES
+                    || a == AdminOpcode.GET_FEATURES) {
                 s += String.format(" %s 0x%02x", a == AdminOpcode.GET_LOG_PAGE ? "lid" : "fid", sqe.cdw10() & 0xFF);
             }
             return s;
         }
         NvmOpcode o = NvmOpcode.of(opc);
-        String s = String.format("%s (opc 0x%02x) nsid %d", o == null ? "I/O command" : words(o.name()), opc, sqe.nsid());
+        String s =
+                String.format("%s (opc 0x%02x) nsid %d", o == null ? "I/O command" : words(o.name()), opc, sqe.nsid());
         if (o == NvmOpcode.READ || o == NvmOpcode.WRITE || o == NvmOpcode.COMPARE || o == NvmOpcode.WRITE_ZEROES) {
             s += " slba " + sqe.slba() + " nlb " + (sqe.nlb() + 1);
         } else if (o == NvmOpcode.DATASET_MANAGEMENT) {

@@ -2,7 +2,6 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.Transport;
-
 import java.time.Duration;
 
 /**
@@ -49,8 +48,7 @@ public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout,
         private Transport transport;
         private IoMode ioMode;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder hostIdentity(HostIdentity identity) {
             this.hostIdentity = identity;

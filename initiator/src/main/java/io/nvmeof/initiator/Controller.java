@@ -11,7 +11,6 @@ import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.Transport;
 import io.nvmeof.core.wire.ConnectData;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
@@ -64,6 +63,7 @@ public final class Controller implements AutoCloseable {
     static final int OAES_HOST_MASK = 0x80000B00;
     /** Shutdown wait: 5 s, the Linux default (nvmeof-protocol.md §7.3). */
     static final long SHUTDOWN_TIMEOUT_MILLIS = 5000;
+
     private static final AtomicInteger IDS = new AtomicInteger();
 
     /** Test hook: called with the number of Get Log Page commands issued so far while reading the discovery log. */
@@ -138,14 +138,16 @@ public final class Controller implements AutoCloseable {
         tasks.add(timer.scheduleWithFixedDelay(this::checkTimeouts, tick, tick, TimeUnit.MILLISECONDS));
 
         admin = openQueue(0, ADMIN_QUEUE_SIZE);
-        // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (nvmeof-protocol.md §2.2, §7.1 step 3).
-        CommandSlot.Completion connect = fabricsConnect(admin, ADMIN_QUEUE_SIZE - 1, uri.katoMillis(), ConnectData.CNTLID_DYNAMIC);
+        // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (nvmeof-protocol.md
+        // §2.2, §7.1 step 3).
+        CommandSlot.Completion connect =
+                fabricsConnect(admin, ADMIN_QUEUE_SIZE - 1, uri.katoMillis(), ConnectData.CNTLID_DYNAMIC);
         cntlid = connect.dw0() & 0xFFFF;
         int authreq = connect.dw0() >>> 16;
         if ((authreq & 0x6) != 0) {
             // AUTHREQ ATR/ASCR (bits 17/18 of DW0): DH-HMAC-CHAP is not implemented (nvmeof-protocol.md §2.5).
-            throw new NvmeException("the controller requires in-band authentication (AUTHREQ 0x" + Integer.toHexString(authreq)
-                    + "), which this initiator does not implement");
+            throw new NvmeException("the controller requires in-band authentication (AUTHREQ 0x"
+                    + Integer.toHexString(authreq) + "), which this initiator does not implement");
         }
         cap = propertyGet(Properties.CAP, true);
         if (Properties.capMpsmin(cap) != 0) {
@@ -167,7 +169,8 @@ public final class Controller implements AutoCloseable {
         checkIdentity();
 
         if (uri.katoMillis() > 0) {
-            // Keep Alive every KATO/2 (nvmeof-protocol.md §3.5, §7.8); Linux checks at KATO/2 too (KATO/4 only with TBKAS).
+            // Keep Alive every KATO/2 (nvmeof-protocol.md §3.5, §7.8); Linux checks at KATO/2 too (KATO/4 only with
+            // TBKAS).
             long period = Math.max(1, uri.katoMillis() / 2);
             tasks.add(timer.scheduleAtFixedRate(this::sendKeepAlive, period, period, TimeUnit.MILLISECONDS));
         }
@@ -189,11 +192,13 @@ public final class Controller implements AutoCloseable {
             try {
                 t = Transport.find(uri.transport());
             } catch (IllegalArgumentException e) {
-                throw new NvmeTransportException("the " + uri.transport() + " transport is not available: " + e.getMessage());
+                throw new NvmeTransportException(
+                        "the " + uri.transport() + " transport is not available: " + e.getMessage());
             }
         }
         if (!t.isAvailable()) {
-            throw new NvmeTransportException("the " + t.name() + " transport is not available: " + t.unavailableReason());
+            throw new NvmeTransportException(
+                    "the " + t.name() + " transport is not available: " + t.unavailableReason());
         }
         return t;
     }
@@ -202,16 +207,25 @@ public final class Controller implements AutoCloseable {
         HostQueue hq;
         // The admin queue sleeps even with hipri: it carries keep-alives and AERs, not the I/O.
         IoMode mode = ioMode();
-        HostQueueOptions o = new HostQueueOptions(address, qid, size, qid == 0 ? 0 : cntlid, uri.headerDigest(),
-                uri.dataDigest(), options.connectTimeout(), qid == 0 ? new IoMode(mode.engine(), false) : mode);
+        HostQueueOptions o = new HostQueueOptions(
+                address,
+                qid,
+                size,
+                qid == 0 ? 0 : cntlid,
+                uri.headerDigest(),
+                uri.dataDigest(),
+                options.connectTimeout(),
+                qid == 0 ? new IoMode(mode.engine(), false) : mode);
         try {
             hq = transport.connect(o);
         } catch (IOException e) {
-            throw new NvmeTransportException("cannot connect " + (qid == 0 ? "the admin queue" : "I/O queue " + qid)
-                    + " to " + uri.transport() + "://" + hostPort() + ": " + e.getMessage(), e);
+            throw new NvmeTransportException(
+                    "cannot connect " + (qid == 0 ? "the admin queue" : "I/O queue " + qid) + " to " + uri.transport()
+                            + "://" + hostPort() + ": " + e.getMessage(),
+                    e);
         } catch (UnsupportedOperationException e) {
-            throw new NvmeTransportException("the " + transport.name() + " transport cannot connect to controllers yet: "
-                    + e.getMessage(), e);
+            throw new NvmeTransportException(
+                    "the " + transport.name() + " transport cannot connect to controllers yet: " + e.getMessage(), e);
         }
         CommandQueue q = new CommandQueue(this, hq, qid, size);
         hq.onClose(cause -> queueClosed(q, cause));
@@ -224,7 +238,8 @@ public final class Controller implements AutoCloseable {
         while (true) {
             int csts = (int) propertyGet(Properties.CSTS, false);
             if (csts == 0xFFFFFFFF || (csts & Properties.CSTS_CFS) != 0) {
-                throw new NvmeException("controller fatal status while enabling (CSTS 0x" + Integer.toHexString(csts) + ")");
+                throw new NvmeException(
+                        "controller fatal status while enabling (CSTS 0x" + Integer.toHexString(csts) + ")");
             }
             if ((csts & Properties.CSTS_RDY) != 0) {
                 return;
@@ -246,19 +261,22 @@ public final class Controller implements AutoCloseable {
         }
         if (uri.isDiscovery()) {
             if (!id.isDiscovery() && !Nqn.DISCOVERY.equals(id.subnqn())) {
-                throw new NvmeException(hostPort() + " is not a discovery controller (CNTRLTYPE " + id.cntrltype() + ")");
+                throw new NvmeException(
+                        hostPort() + " is not a discovery controller (CNTRLTYPE " + id.cntrltype() + ")");
             }
             return;
         }
         if (id.kas() == 0) {
-            throw new NvmeException("controller reports KAS 0; keep alive support is mandatory for fabrics (nvmeof-protocol.md §3.2.1)");
+            throw new NvmeException(
+                    "controller reports KAS 0; keep alive support is mandatory for fabrics (nvmeof-protocol.md §3.2.1)");
         }
         if (id.ioccsz() < 4 || id.iorcsz() < 1) {
             throw new NvmeException("controller reports IOCCSZ " + id.ioccsz() + " / IORCSZ " + id.iorcsz()
                     + " (need ≥ 4 / ≥ 1, nvmeof-protocol.md §3.2.1)");
         }
         if (id.icdoff() != 0) {
-            throw new NvmeException("controller reports ICDOFF " + id.icdoff() + "; only 0 is supported (nvmeof-protocol.md §3.2.1)");
+            throw new NvmeException(
+                    "controller reports ICDOFF " + id.icdoff() + "; only 0 is supported (nvmeof-protocol.md §3.2.1)");
         }
         if ("rdma".equals(transport.name()) ? (id.sgls() & 0x4) == 0 : (id.sgls() & 0x3) == 0) {
             throw new NvmeException("controller does not support the SGLs this transport needs (SGLS 0x"
@@ -269,8 +287,12 @@ public final class Controller implements AutoCloseable {
     private void createIoQueues() throws NvmeException {
         int wanted = uri.queues();
         // Set Features Number of Queues, both counts 0's based (nvmeof-protocol.md §3.4, §7.1 step 17).
-        CommandSlot.Completion c = adminOk(e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x07)
-                .cdw(11, (wanted - 1) | ((wanted - 1) << 16)), null, 0);
+        CommandSlot.Completion c = adminOk(
+                e -> e.opcode(AdminOpcode.SET_FEATURES.code())
+                        .cdw(10, 0x07)
+                        .cdw(11, (wanted - 1) | ((wanted - 1) << 16)),
+                null,
+                0);
         int granted = Math.min(wanted, Math.min(c.dw0() & 0xFFFF, c.dw0() >>> 16) + 1);
         // Queue size: min(depth, MQES + 1, MAXCMD) (nvmeof-protocol.md §3.2.1, §7.8).
         int size = Math.min(uri.depth(), Properties.capMqes(cap) + 1);
@@ -284,8 +306,12 @@ public final class Controller implements AutoCloseable {
             CommandQueue q = openQueue(qid, ioQueueSize);
             qs[qid - 1] = q;
             ioQueues = java.util.Arrays.copyOf(qs, qid); // visible to close() if a later queue fails
-            fabricsConnect(q, ioQueueSize - 1, 0, cntlid); // I/O Connect: KATO 0, the admin CNTLID (nvmeof-protocol.md §2.2, §7.1 step 19)
-            q.transport.maxInCapsuleData(maxInCapsule);   // IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1)
+            fabricsConnect(
+                    q,
+                    ioQueueSize - 1,
+                    0,
+                    cntlid); // I/O Connect: KATO 0, the admin CNTLID (nvmeof-protocol.md §2.2, §7.1 step 19)
+            q.transport.maxInCapsuleData(maxInCapsule); // IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1)
         }
         ioQueues = qs;
     }
@@ -295,9 +321,12 @@ public final class Controller implements AutoCloseable {
         if (mask == 0) {
             return; // Linux sends no AER unless OAES & 0x80000B00 ≠ 0 (nvmeof-protocol.md §3.6)
         }
-        CommandSlot.Completion c = admin(e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x0B).cdw(11, mask), null, 0);
+        CommandSlot.Completion c = admin(
+                e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x0B).cdw(11, mask), null, 0);
         if (!c.ok()) {
-            LOG.log(Level.WARNING, "Set Features Asynchronous Event Configuration failed: " + Status.toString(c.status()));
+            LOG.log(
+                    Level.WARNING,
+                    "Set Features Asynchronous Event Configuration failed: " + Status.toString(c.status()));
             return;
         }
         submitAsyncEventRequest();
@@ -305,13 +334,19 @@ public final class Controller implements AutoCloseable {
 
     // ---- fabrics and admin commands ----
 
-    private CommandSlot.Completion fabricsConnect(CommandQueue q, int sqsize, int kato, int ctrlId) throws NvmeException {
+    private CommandSlot.Completion fabricsConnect(CommandQueue q, int sqsize, int kato, int ctrlId)
+            throws NvmeException {
         ByteBuffer data = ByteBuffer.allocateDirect(ConnectData.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         ConnectData cd = new ConnectData();
         cd.wrap(data, 0);
         cd.hostId(host.hostId()).cntlid(ctrlId).subNqn(uri.connectNqn()).hostNqn(host.hostNqn());
-        CommandSlot.Completion c = submitAndWait(q, e -> e.opcode(FabricsCommandType.OPCODE)
-                .fctype(FabricsCommandType.CONNECT.code()).connect(0, q.qid, sqsize, 0, kato), data, ConnectData.LENGTH);
+        CommandSlot.Completion c = submitAndWait(
+                q,
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.CONNECT.code())
+                        .connect(0, q.qid, sqsize, 0, kato),
+                data,
+                ConnectData.LENGTH);
         if (!c.ok()) {
             String detail = "";
             if (Status.is(c.status(), Status.CONNECT_INVALID_PARAMETERS)) {
@@ -319,24 +354,38 @@ public final class Controller implements AutoCloseable {
                 int ipo = c.dw0() & 0xFFFF;
                 boolean inData = ((c.dw0() >>> 16) & 1) != 0;
                 detail = " (bad " + (inData ? "Connect data" : "command") + " field at byte " + ipo
-                        + (inData && ipo == 256 ? ": unknown subsystem NQN" : inData && ipo == 512 ? ": host NQN" : "") + ")";
+                        + (inData && ipo == 256 ? ": unknown subsystem NQN" : inData && ipo == 512 ? ": host NQN" : "")
+                        + ")";
             }
-            throw new NvmeStatusException(c.status(), FabricsCommandType.OPCODE, "Connect of "
-                    + (q.qid == 0 ? "the admin queue" : "I/O queue " + q.qid) + " to " + uri.connectNqn() + " at "
-                    + hostPort() + " as " + host.hostNqn() + detail);
+            throw new NvmeStatusException(
+                    c.status(),
+                    FabricsCommandType.OPCODE,
+                    "Connect of "
+                            + (q.qid == 0 ? "the admin queue" : "I/O queue " + q.qid) + " to " + uri.connectNqn()
+                            + " at "
+                            + hostPort() + " as " + host.hostNqn() + detail);
         }
         return c;
     }
 
     private long propertyGet(int offset, boolean eightBytes) throws NvmeException {
-        return adminOk(e -> e.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.PROPERTY_GET.code())
-                .property(eightBytes ? Properties.SIZE_8 : Properties.SIZE_4, offset, 0), null, 0).result64()
+        return adminOk(
+                                e -> e.opcode(FabricsCommandType.OPCODE)
+                                        .fctype(FabricsCommandType.PROPERTY_GET.code())
+                                        .property(eightBytes ? Properties.SIZE_8 : Properties.SIZE_4, offset, 0),
+                                null,
+                                0)
+                        .result64()
                 & (eightBytes ? -1L : 0xFFFFFFFFL);
     }
 
     private void propertySet(int offset, int value) throws NvmeException {
-        adminOk(e -> e.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.PROPERTY_SET.code())
-                .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL), null, 0);
+        adminOk(
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.PROPERTY_SET.code())
+                        .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL),
+                null,
+                0);
     }
 
     /** Identify (nvmeof-protocol.md §3.2): a 4096-byte page. */
@@ -374,9 +423,15 @@ public final class Controller implements AutoCloseable {
     ByteBuffer getLogPage(int lid, int nsid, long lpo, int length, boolean rae) throws NvmeException {
         ByteBuffer buf = ByteBuffer.allocateDirect(length).order(ByteOrder.LITTLE_ENDIAN);
         int numd = length / 4 - 1; // 0's based dword count, split in NUMDL/NUMDU
-        adminOk(e -> e.opcode(AdminOpcode.GET_LOG_PAGE.code()).nsid(nsid)
-                .cdw(10, (lid & 0xFF) | (rae ? 0x8000 : 0) | ((numd & 0xFFFF) << 16))
-                .cdw(11, numd >>> 16).cdw(12, (int) lpo).cdw(13, (int) (lpo >>> 32)), buf, length);
+        adminOk(
+                e -> e.opcode(AdminOpcode.GET_LOG_PAGE.code())
+                        .nsid(nsid)
+                        .cdw(10, (lid & 0xFF) | (rae ? 0x8000 : 0) | ((numd & 0xFFFF) << 16))
+                        .cdw(11, numd >>> 16)
+                        .cdw(12, (int) lpo)
+                        .cdw(13, (int) (lpo >>> 32)),
+                buf,
+                length);
         return buf;
     }
 
@@ -390,13 +445,14 @@ public final class Controller implements AutoCloseable {
         return submitAndWait(admin, fill, data, length, false);
     }
 
-    private CommandSlot.Completion submitAndWait(CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data,
-                                                 int length) throws NvmeException {
+    private CommandSlot.Completion submitAndWait(
+            CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data, int length) throws NvmeException {
         return submitAndWait(q, fill, data, length, false);
     }
 
-    private CommandSlot.Completion submitAndWait(CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data,
-                                                 int length, boolean requireSuccess) throws NvmeException {
+    private CommandSlot.Completion submitAndWait(
+            CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data, int length, boolean requireSuccess)
+            throws NvmeException {
         NvmeException failed = failure;
         if (failed != null) {
             // Not unusable(): the shutdown handshake runs after close() started.
@@ -432,8 +488,8 @@ public final class Controller implements AutoCloseable {
                     }
                     throw new NvmeException("command failed: " + cause, cause);
                 } catch (TimeoutException e) {
-                    throw new NvmeTimeoutException("no completion within the command timeout (internal error: "
-                            + "the timer did not fire)");
+                    throw new NvmeTimeoutException(
+                            "no completion within the command timeout (internal error: " + "the timer did not fire)");
                 }
             }
         } finally {
@@ -473,13 +529,17 @@ public final class Controller implements AutoCloseable {
             return; // every admin slot busy: the controller sees traffic anyway; try at the next period
         }
         s.prepare().opcode(AdminOpcode.KEEP_ALIVE.code());
-        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery (nvmeof-protocol.md §3.5).
+        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery
+        // (nvmeof-protocol.md §3.5).
         s.submit(null, 0, 0, TimeUnit.MILLISECONDS.toNanos(uri.katoMillis())).whenComplete((c, err) -> {
             if (closing) {
                 return;
             }
             if (err != null) {
-                fail(err instanceof NvmeException ne ? ne : new NvmeTransportException("Keep Alive failed: " + err, err));
+                fail(
+                        err instanceof NvmeException ne
+                                ? ne
+                                : new NvmeTransportException("Keep Alive failed: " + err, err));
             } else if (!c.ok()) {
                 fail(new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
             }
@@ -506,8 +566,10 @@ public final class Controller implements AutoCloseable {
         if (closing) {
             return;
         }
-        fail(new NvmeTransportException(q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
-                + (cause != null ? ": " + cause.getMessage() : ""), cause));
+        fail(new NvmeTransportException(
+                q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
+                        + (cause != null ? ": " + cause.getMessage() : ""),
+                cause));
     }
 
     /** Fails the controller: closes every queue without writing CC (error recovery, nvmeof-protocol.md §7.3). Idempotent. */
@@ -518,8 +580,10 @@ public final class Controller implements AutoCloseable {
             }
             failure = cause;
         }
-        LOG.log(Level.WARNING, "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " failed: "
-                + cause.getMessage());
+        LOG.log(
+                Level.WARNING,
+                "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " failed: "
+                        + cause.getMessage());
         cancelTasksExceptTimeouts();
         for (CommandQueue q : ioQueues) {
             q.close(cause);
@@ -598,11 +662,15 @@ public final class Controller implements AutoCloseable {
             if (type == 2 && info == 0x00) {
                 namespacesChanged();
             } else {
-                LOG.log(Level.INFO, String.format("asynchronous event type %d info 0x%02x log 0x%02x ignored", type, info, lid));
+                LOG.log(
+                        Level.INFO,
+                        String.format("asynchronous event type %d info 0x%02x log 0x%02x ignored", type, info, lid));
             }
         } catch (NvmeException e) {
             if (!closing) {
-                LOG.log(Level.WARNING, "handling asynchronous event 0x" + Integer.toHexString(dw0) + " failed: " + e.getMessage());
+                LOG.log(
+                        Level.WARNING,
+                        "handling asynchronous event 0x" + Integer.toHexString(dw0) + " failed: " + e.getMessage());
             }
         }
     }
@@ -658,7 +726,8 @@ public final class Controller implements AutoCloseable {
         List<Integer> active = new ArrayList<>();
         int after = 0;
         while (true) {
-            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full (nvmeof-protocol.md §3.2).
+            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full
+            // (nvmeof-protocol.md §3.2).
             ByteBuffer page = identify(0x02, after);
             int n = 0;
             for (; n < 1024; n++) {
@@ -698,7 +767,8 @@ public final class Controller implements AutoCloseable {
         ByteBuffer page = identify(0x00, nsid);
         ByteBuffer descriptors = null;
         if (vs >= 0x00010300) {
-            // CNS 0x03 exists from 1.3 on; Linux skips the namespace if it fails, we only lose the UUID (nvmeof-protocol.md §3.2.4).
+            // CNS 0x03 exists from 1.3 on; Linux skips the namespace if it fails, we only lose the UUID
+            // (nvmeof-protocol.md §3.2.4).
             try {
                 descriptors = identify(0x03, nsid);
             } catch (NvmeStatusException e) {
@@ -707,9 +777,12 @@ public final class Controller implements AutoCloseable {
         }
         NamespaceIdentity id = NamespaceIdentity.parse(nsid, page, descriptors);
         if (id.present() && (id.ms() != 0 || id.lbads() < 9 || id.lbads() > 16)) {
-            // Metadata without PI, or a block size outside 512 B..64 KiB: Linux sets capacity 0 for these (nvmeof-protocol.md §7.5).
-            LOG.log(Level.WARNING, "namespace " + nsid + " has an unsupported format (LBADS " + id.lbads() + ", MS "
-                    + id.ms() + "); ignored");
+            // Metadata without PI, or a block size outside 512 B..64 KiB: Linux sets capacity 0 for these
+            // (nvmeof-protocol.md §7.5).
+            LOG.log(
+                    Level.WARNING,
+                    "namespace " + nsid + " has an unsupported format (LBADS " + id.lbads() + ", MS " + id.ms()
+                            + "); ignored");
             return null;
         }
         return id;
@@ -753,8 +826,10 @@ public final class Controller implements AutoCloseable {
             }
             ByteBuffer again = getLogPage(0x70, 0, 0, 20, false);
             if (again.getLong(0) != genctr) {
-                LOG.log(Level.DEBUG, "discovery log changed while reading (GENCTR " + genctr + " → " + again.getLong(0)
-                        + "); reading again");
+                LOG.log(
+                        Level.DEBUG,
+                        "discovery log changed while reading (GENCTR " + genctr + " → " + again.getLong(0)
+                                + "); reading again");
                 continue;
             }
             if (again.getLong(8) != numrec) {
@@ -771,10 +846,20 @@ public final class Controller implements AutoCloseable {
     }
 
     private static DiscoveryEntry parseEntry(ByteBuffer b, int at) {
-        return new DiscoveryEntry(b.get(at) & 0xFF, b.get(at + 1) & 0xFF, b.get(at + 2) & 0xFF, b.get(at + 3) & 0xFF,
-                b.getShort(at + 4) & 0xFFFF, b.getShort(at + 6) & 0xFFFF, b.getShort(at + 8) & 0xFFFF,
-                b.getShort(at + 10) & 0xFFFF, text(b, at + 32, 32), text(b, at + 256, 256), text(b, at + 512, 256),
-                b.getInt(at + 768), b.getShort(at + 776) & 0xFFFF);
+        return new DiscoveryEntry(
+                b.get(at) & 0xFF,
+                b.get(at + 1) & 0xFF,
+                b.get(at + 2) & 0xFF,
+                b.get(at + 3) & 0xFF,
+                b.getShort(at + 4) & 0xFFFF,
+                b.getShort(at + 6) & 0xFFFF,
+                b.getShort(at + 8) & 0xFFFF,
+                b.getShort(at + 10) & 0xFFFF,
+                text(b, at + 32, 32),
+                text(b, at + 256, 256),
+                text(b, at + 512, 256),
+                b.getInt(at + 768),
+                b.getShort(at + 776) & 0xFFFF);
     }
 
     /** A discovery text field: NUL-terminated or padded; trailing spaces stripped like libnvme (nvmeof-protocol.md §3.3). */
@@ -794,11 +879,12 @@ public final class Controller implements AutoCloseable {
      */
     public Controller connect(DiscoveryEntry entry) throws NvmeException {
         if (!entry.isNvmSubsystem()) {
-            throw new IllegalArgumentException("entry for " + entry.subnqn() + " is a " + entry.subtypeName()
-                    + ", not an NVM subsystem");
+            throw new IllegalArgumentException(
+                    "entry for " + entry.subnqn() + " is a " + entry.subtypeName() + ", not an NVM subsystem");
         }
-        return open(uri.forEntry(entry), new ConnectOptions(host, options.connectTimeout(), options.transport(),
-                options.ioMode()));
+        return open(
+                uri.forEntry(entry),
+                new ConnectOptions(host, options.connectTimeout(), options.transport(), options.ioMode()));
     }
 
     // ---- public view ----
@@ -1025,8 +1111,9 @@ public final class Controller implements AutoCloseable {
 
     private void shutdown() throws NvmeException {
         // CC.SHN = 01 with EN still 1, then poll CSTS.SHST until 10b (nvmeof-protocol.md §2.3, §7.3 step 3).
-        propertySet(Properties.CC, (cc & ~(0x3 << Properties.CC_SHN_SHIFT))
-                | (Properties.CC_SHN_NORMAL << Properties.CC_SHN_SHIFT));
+        propertySet(
+                Properties.CC,
+                (cc & ~(0x3 << Properties.CC_SHN_SHIFT)) | (Properties.CC_SHN_NORMAL << Properties.CC_SHN_SHIFT));
         long limit = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SHUTDOWN_TIMEOUT_MILLIS);
         while (true) {
             int csts = (int) propertyGet(Properties.CSTS, false);
@@ -1070,8 +1157,17 @@ public final class Controller implements AutoCloseable {
         if (identity == null) {
             return "controller " + uri.connectNqn() + " at " + hostPort() + " (connecting)";
         }
-        return String.format("controller %d of %s at %s://%s (%s %s, fw %s, NVMe %s, %d I/O queue(s) of %d)", cntlid,
-                identity.subnqn(), uri.transport(), hostPort(), identity.mn(), identity.sn(), identity.fr(), version(),
-                ioQueues.length, ioQueueSize);
+        return String.format(
+                "controller %d of %s at %s://%s (%s %s, fw %s, NVMe %s, %d I/O queue(s) of %d)",
+                cntlid,
+                identity.subnqn(),
+                uri.transport(),
+                hostPort(),
+                identity.mn(),
+                identity.sn(),
+                identity.fr(),
+                version(),
+                ioQueues.length,
+                ioQueueSize);
     }
 }

@@ -8,11 +8,41 @@ import java.nio.charset.StandardCharsets;
  * The fields of Identify Controller (CNS 0x01) that matter on fabrics (nvmeof-protocol.md §3.2.1), decoded.
  * Strings have their padding removed. Field names follow the spec (and nvme-cli's {@code id-ctrl}).
  */
-public record ControllerIdentity(int vid, int ssvid, String sn, String mn, String fr, int rab, int ieee, int cmic,
-                                 int mdts, int cntlid, int ver, int oaes, int ctratt, int cntrltype, int oacs, int acl,
-                                 int aerl, int lpa, int elpe, int kas, int sqes, int cqes, int maxcmd, long nn,
-                                 int oncs, int vwc, long sgls, String subnqn, long ioccsz, long iorcsz, int icdoff,
-                                 int fcatt, int msdbd, int ofcs) {
+public record ControllerIdentity(
+        int vid,
+        int ssvid,
+        String sn,
+        String mn,
+        String fr,
+        int rab,
+        int ieee,
+        int cmic,
+        int mdts,
+        int cntlid,
+        int ver,
+        int oaes,
+        int ctratt,
+        int cntrltype,
+        int oacs,
+        int acl,
+        int aerl,
+        int lpa,
+        int elpe,
+        int kas,
+        int sqes,
+        int cqes,
+        int maxcmd,
+        long nn,
+        int oncs,
+        int vwc,
+        long sgls,
+        String subnqn,
+        long ioccsz,
+        long iorcsz,
+        int icdoff,
+        int fcatt,
+        int msdbd,
+        int ofcs) {
     /** Size of the Identify data structure (nvmeof-protocol.md §3.2). */
     public static final int SIZE = 4096;
 
@@ -20,12 +50,40 @@ public record ControllerIdentity(int vid, int ssvid, String sn, String mn, Strin
     public static ControllerIdentity parse(ByteBuffer page) {
         ByteBuffer b = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         return new ControllerIdentity(
-                u16(b, 0), u16(b, 2), ascii(b, 4, 20), ascii(b, 24, 40), ascii(b, 64, 8), u8(b, 72),
-                u8(b, 73) | (u8(b, 74) << 8) | (u8(b, 75) << 16), u8(b, 76), u8(b, 77), u16(b, 78), b.getInt(80),
-                b.getInt(92), b.getInt(96), u8(b, 111), u16(b, 256), u8(b, 258), u8(b, 259), u8(b, 261), u8(b, 262),
-                u16(b, 320), u8(b, 512), u8(b, 513), u16(b, 514), b.getInt(516) & 0xFFFFFFFFL, u16(b, 520), u8(b, 525),
-                b.getInt(536) & 0xFFFFFFFFL, nqn(b, 768), b.getInt(1792) & 0xFFFFFFFFL, b.getInt(1796) & 0xFFFFFFFFL,
-                u16(b, 1800), u8(b, 1802), u8(b, 1803), u16(b, 1804));
+                u16(b, 0),
+                u16(b, 2),
+                ascii(b, 4, 20),
+                ascii(b, 24, 40),
+                ascii(b, 64, 8),
+                u8(b, 72),
+                u8(b, 73) | (u8(b, 74) << 8) | (u8(b, 75) << 16),
+                u8(b, 76),
+                u8(b, 77),
+                u16(b, 78),
+                b.getInt(80),
+                b.getInt(92),
+                b.getInt(96),
+                u8(b, 111),
+                u16(b, 256),
+                u8(b, 258),
+                u8(b, 259),
+                u8(b, 261),
+                u8(b, 262),
+                u16(b, 320),
+                u8(b, 512),
+                u8(b, 513),
+                u16(b, 514),
+                b.getInt(516) & 0xFFFFFFFFL,
+                u16(b, 520),
+                u8(b, 525),
+                b.getInt(536) & 0xFFFFFFFFL,
+                nqn(b, 768),
+                b.getInt(1792) & 0xFFFFFFFFL,
+                b.getInt(1796) & 0xFFFFFFFFL,
+                u16(b, 1800),
+                u8(b, 1802),
+                u8(b, 1803),
+                u16(b, 1804));
     }
 
     /** VER as "major.minor.tertiary", e.g. "1.3.0". */

@@ -18,8 +18,20 @@ package io.nvmeof.initiator;
  *                2 TLS 1.3). RDMA: byte 0 QPTYPE, byte 1 PRTYPE, byte 2 CMS
  * @param rdmaPkey TSAS bytes 776..777 for RDMA: PKEY
  */
-public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int portid, int cntlid, int asqsz,
-                             int eflags, String trsvcid, String subnqn, String traddr, int tsas, int rdmaPkey) {
+public record DiscoveryEntry(
+        int trtype,
+        int adrfam,
+        int subtype,
+        int treq,
+        int portid,
+        int cntlid,
+        int asqsz,
+        int eflags,
+        String trsvcid,
+        String subnqn,
+        String traddr,
+        int tsas,
+        int rdmaPkey) {
     public static final int TRTYPE_RDMA = 1;
     public static final int TRTYPE_TCP = 3;
 
@@ -35,32 +47,46 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
     /** The transport name for TRTYPE: "tcp", "rdma", "fc", "loop" or "trtype-N". */
     public String transportName() {
         switch (trtype) {
-            case 1: return "rdma";
-            case 2: return "fc";
-            case 3: return "tcp";
-            case 0xFE: return "loop";
-            default: return "trtype-" + trtype;
+            case 1:
+                return "rdma";
+            case 2:
+                return "fc";
+            case 3:
+                return "tcp";
+            case 0xFE:
+                return "loop";
+            default:
+                return "trtype-" + trtype;
         }
     }
 
     /** ADRFAM as nvme-cli prints it: "ipv4", "ipv6", "ib", "fc" or "adrfam-N". */
     public String addressFamilyName() {
         switch (adrfam) {
-            case 1: return "ipv4";
-            case 2: return "ipv6";
-            case 3: return "ib";
-            case 4: return "fc";
-            default: return "adrfam-" + adrfam;
+            case 1:
+                return "ipv4";
+            case 2:
+                return "ipv6";
+            case 3:
+                return "ib";
+            case 4:
+                return "fc";
+            default:
+                return "adrfam-" + adrfam;
         }
     }
 
     /** SUBTYPE as nvme-cli prints it. */
     public String subtypeName() {
         switch (subtype) {
-            case SUBTYPE_REFERRAL: return "discovery subsystem referral";
-            case SUBTYPE_NVM: return "nvme subsystem";
-            case SUBTYPE_CURRENT_DISCOVERY: return "current discovery subsystem";
-            default: return "unknown subtype " + subtype;
+            case SUBTYPE_REFERRAL:
+                return "discovery subsystem referral";
+            case SUBTYPE_NVM:
+                return "nvme subsystem";
+            case SUBTYPE_CURRENT_DISCOVERY:
+                return "current discovery subsystem";
+            default:
+                return "unknown subtype " + subtype;
         }
     }
 
@@ -68,9 +94,15 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
     public String treqDescription() {
         String secure;
         switch (treq & 0x3) {
-            case 1: secure = "required"; break;
-            case 2: secure = "not required"; break;
-            default: secure = "not specified"; break;
+            case 1:
+                secure = "required";
+                break;
+            case 2:
+                secure = "not required";
+                break;
+            default:
+                secure = "not specified";
+                break;
         }
         return (treq & 0x4) != 0 ? secure + ", sq flow control disable supported" : secure;
     }
@@ -98,21 +130,30 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
     /** RDMA QPTYPE as nvme-cli prints it. */
     public String rdmaQptypeName() {
         switch (rdmaQptype()) {
-            case 1: return "connected";
-            case 2: return "datagram";
-            default: return "unrecognized";
+            case 1:
+                return "connected";
+            case 2:
+                return "datagram";
+            default:
+                return "unrecognized";
         }
     }
 
     /** RDMA PRTYPE as nvme-cli prints it. */
     public String rdmaPrtypeName() {
         switch (rdmaPrtype()) {
-            case 1: return "not specified";
-            case 2: return "infiniband";
-            case 3: return "roce";
-            case 4: return "roce-v2";
-            case 5: return "iwarp";
-            default: return "unrecognized";
+            case 1:
+                return "not specified";
+            case 2:
+                return "infiniband";
+            case 3:
+                return "roce";
+            case 4:
+                return "roce-v2";
+            case 5:
+                return "iwarp";
+            default:
+                return "unrecognized";
         }
     }
 
@@ -124,10 +165,14 @@ public record DiscoveryEntry(int trtype, int adrfam, int subtype, int treq, int 
     /** SECTYPE as nvme-cli prints it. */
     public String sectypeName() {
         switch (sectype()) {
-            case 0: return "none";
-            case 1: return "tls1.2";
-            case 2: return "tls1.3";
-            default: return "sectype-" + sectype();
+            case 0:
+                return "none";
+            case 1:
+                return "tls1.2";
+            case 2:
+                return "tls1.3";
+            default:
+                return "sectype-" + sectype();
         }
     }
 }

@@ -1,7 +1,6 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.core.command.Nqn;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;

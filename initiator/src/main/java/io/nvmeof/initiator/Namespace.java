@@ -2,7 +2,6 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -297,26 +296,45 @@ public final class Namespace {
         if (ranges.isEmpty() || ranges.size() > MAX_DSM_RANGES) {
             throw new IllegalArgumentException("deallocate takes 1.." + MAX_DSM_RANGES + " ranges: " + ranges.size());
         }
-        // 16-byte ranges: context attributes 0, NLB (a count, not 0's based), SLBA (nvmeof-protocol.md §4.5). Cold path: allocates.
+        // 16-byte ranges: context attributes 0, NLB (a count, not 0's based), SLBA (nvmeof-protocol.md §4.5). Cold
+        // path: allocates.
         ByteBuffer data = ByteBuffer.allocateDirect(16 * ranges.size()).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < ranges.size(); i++) {
             LbaRange r = ranges.get(i);
             if (Long.compareUnsigned(r.lba() + r.blocks(), blockCount()) > 0) {
-                throw new IllegalArgumentException("range " + r + " goes beyond the namespace (" + blockCount() + " blocks)");
+                throw new IllegalArgumentException(
+                        "range " + r + " goes beyond the namespace (" + blockCount() + " blocks)");
             }
             data.putInt(16 * i + 4, (int) r.blocks());
             data.putLong(16 * i + 8, r.lba());
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
         // CDW10 NR (0's based), CDW11 bit 2 AD (nvmeof-protocol.md §4.5).
-        submit(true, NvmOpcode.DATASET_MANAGEMENT.code(), 0, 0, ranges.size() - 1, 0x4, data, data.capacity(), FUTURE, f);
+        submit(
+                true,
+                NvmOpcode.DATASET_MANAGEMENT.code(),
+                0,
+                0,
+                ranges.size() - 1,
+                0x4,
+                data,
+                data.capacity(),
+                FUTURE,
+                f);
         return f;
     }
 
     // ---- the path every command takes ----
 
-    private boolean io(boolean wait, int opcode, long lba, int blocks, ByteBuffer buf, boolean toHost,
-                       IoCallback callback, Object attachment) {
+    private boolean io(
+            boolean wait,
+            int opcode,
+            long lba,
+            int blocks,
+            ByteBuffer buf,
+            boolean toHost,
+            IoCallback callback,
+            Object attachment) {
         int max = maxBlocksPerCommand();
         checkLba(lba, blocks, max);
         if (buf == null) {
@@ -346,8 +364,17 @@ public final class Namespace {
      * Fills and sends one I/O command. For commands with an LBA, {@code nlb0} is NLB (0's based) and {@code lba}
      * SLBA (CDW10–12, nvmeof-protocol.md §4.2); otherwise {@code cdw10}/{@code cdw11} are written as given. Allocation-free.
      */
-    private boolean submit(boolean wait, int opcode, long lba, int nlb0, int cdw10, int cdw11, ByteBuffer buf, int len,
-                           IoCallback callback, Object attachment) {
+    private boolean submit(
+            boolean wait,
+            int opcode,
+            long lba,
+            int nlb0,
+            int cdw10,
+            int cdw11,
+            ByteBuffer buf,
+            int len,
+            IoCallback callback,
+            Object attachment) {
         if (callback == null) {
             throw new IllegalArgumentException("no callback");
         }

@@ -11,8 +11,8 @@ import java.util.List;
  * @param added      namespaces that are new
  * @param removed    NSIDs that are gone
  */
-public record NamespaceChangeEvent(Controller controller, List<Integer> changed, List<Namespace> added,
-                                   List<Integer> removed) {
+public record NamespaceChangeEvent(
+        Controller controller, List<Integer> changed, List<Namespace> added, List<Integer> removed) {
     public NamespaceChangeEvent {
         changed = List.copyOf(changed);
         added = List.copyOf(added);

@@ -25,18 +25,46 @@ import java.util.UUID;
  * @param eui64     EUI64 as 16 hex digits, or null if all zero
  * @param uuid      the namespace UUID from the descriptor list, or null
  */
-public record NamespaceIdentity(int nsid, long nsze, long ncap, long nuse, int nsfeat, int nlbaf, int flbas, int lbads,
-                                int ms, int dlfeat, int nmic, int nsattr, String nguid, String eui64, UUID uuid) {
+public record NamespaceIdentity(
+        int nsid,
+        long nsze,
+        long ncap,
+        long nuse,
+        int nsfeat,
+        int nlbaf,
+        int flbas,
+        int lbads,
+        int ms,
+        int dlfeat,
+        int nmic,
+        int nsattr,
+        String nguid,
+        String eui64,
+        UUID uuid) {
 
     /** Decodes Identify Namespace; {@code descriptors} may be null (CNS 0x03 not supported). */
     public static NamespaceIdentity parse(int nsid, ByteBuffer page, ByteBuffer descriptors) {
         ByteBuffer b = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int flbas = b.get(26) & 0xFF;
-        int format = (flbas & 0xF) | ((flbas & 0x60) >> 1); // index = bits 3:0 | bits 6:5 << 4 (nvmeof-protocol.md §3.2.2)
+        int format =
+                (flbas & 0xF) | ((flbas & 0x60) >> 1); // index = bits 3:0 | bits 6:5 << 4 (nvmeof-protocol.md §3.2.2)
         int lbaf = b.getInt(128 + 4 * format);
-        return new NamespaceIdentity(nsid, b.getLong(0), b.getLong(8), b.getLong(16), b.get(24) & 0xFF, b.get(25) & 0xFF,
-                flbas, (lbaf >>> 16) & 0xFF, lbaf & 0xFFFF, b.get(33) & 0xFF, b.get(30) & 0xFF, b.get(99) & 0xFF,
-                hexOrNull(b, 104, 16), hexOrNull(b, 120, 8), descriptors == null ? null : uuidFrom(descriptors));
+        return new NamespaceIdentity(
+                nsid,
+                b.getLong(0),
+                b.getLong(8),
+                b.getLong(16),
+                b.get(24) & 0xFF,
+                b.get(25) & 0xFF,
+                flbas,
+                (lbaf >>> 16) & 0xFF,
+                lbaf & 0xFFFF,
+                b.get(33) & 0xFF,
+                b.get(30) & 0xFF,
+                b.get(99) & 0xFF,
+                hexOrNull(b, 104, 16),
+                hexOrNull(b, 120, 8),
+                descriptors == null ? null : uuidFrom(descriptors));
     }
 
     /** The logical block size in bytes, 2^LBADS. */

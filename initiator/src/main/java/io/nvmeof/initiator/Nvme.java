@@ -15,8 +15,7 @@ package io.nvmeof.initiator;
  * {@link io.nvmeof.core.spi.Transport#find}, so the transport jar only needs to be on the class path.
  */
 public final class Nvme {
-    private Nvme() {
-    }
+    private Nvme() {}
 
     /**
      * Connects to the controller {@code uri} names (see {@link NvmeUri}) and brings it up.
@@ -39,8 +38,8 @@ public final class Nvme {
     public static Controller connect(NvmeUri discoveryUri, DiscoveryEntry entry, ConnectOptions options)
             throws NvmeException {
         if (!entry.isNvmSubsystem()) {
-            throw new IllegalArgumentException("entry for " + entry.subnqn() + " is a " + entry.subtypeName()
-                    + ", not an NVM subsystem");
+            throw new IllegalArgumentException(
+                    "entry for " + entry.subnqn() + " is a " + entry.subtypeName() + ", not an NVM subsystem");
         }
         return connect(discoveryUri.forEntry(entry), options);
     }

@@ -1,7 +1,6 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.core.command.Nqn;
-
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -43,6 +42,7 @@ import java.util.Objects;
 public final class NvmeUri {
     /** The NVMe-oF I/O port (nvmeof-protocol.md §8). */
     public static final int DEFAULT_PORT = 4420;
+
     public static final int DEFAULT_DEPTH = 128;
     public static final int MAX_QUEUES = 128;
     public static final int MAX_DEPTH = 1024;
@@ -68,9 +68,21 @@ public final class NvmeUri {
     /** The values {@code engine=} accepts. */
     public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
 
-    private NvmeUri(String transport, String host, int port, String subsystemNqn, int nsid, int queues, int depth,
-                    boolean headerDigest, boolean dataDigest, String hostNqn, int katoMillis, Duration timeout,
-                    String engine, boolean hipri) {
+    private NvmeUri(
+            String transport,
+            String host,
+            int port,
+            String subsystemNqn,
+            int nsid,
+            int queues,
+            int depth,
+            boolean headerDigest,
+            boolean dataDigest,
+            String hostNqn,
+            int katoMillis,
+            Duration timeout,
+            String engine,
+            boolean hipri) {
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -94,17 +106,19 @@ public final class NvmeUri {
      */
     public static NvmeUri parse(String uri) {
         if (uri == null || uri.isBlank()) {
-            throw new IllegalArgumentException("no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
+            throw new IllegalArgumentException(
+                    "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
         }
         String s = uri.trim();
         int sep = s.indexOf("://");
         if (sep < 0) {
-            throw new IllegalArgumentException("not an NVMe URI: '" + uri + "' (expected nvme+tcp://HOST[:PORT][/NQN][?OPTIONS])");
+            throw new IllegalArgumentException(
+                    "not an NVMe URI: '" + uri + "' (expected nvme+tcp://HOST[:PORT][/NQN][?OPTIONS])");
         }
         String scheme = s.substring(0, sep).toLowerCase(Locale.ROOT);
         if (!scheme.startsWith("nvme+") || scheme.length() == 5) {
-            throw new IllegalArgumentException("unknown scheme '" + s.substring(0, sep) + "' in '" + uri
-                    + "': use nvme+tcp (or nvme+rdma)");
+            throw new IllegalArgumentException(
+                    "unknown scheme '" + s.substring(0, sep) + "' in '" + uri + "': use nvme+tcp (or nvme+rdma)");
         }
         String transport = scheme.substring(5);
         if (!transport.chars().allMatch(c -> (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
@@ -135,19 +149,21 @@ public final class NvmeUri {
             String tail = authority.substring(close + 1);
             if (!tail.isEmpty()) {
                 if (!tail.startsWith(":")) {
-                    throw new IllegalArgumentException("unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
+                    throw new IllegalArgumentException(
+                            "unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
                 }
                 port = parsePort(tail.substring(1), uri);
             }
             if (host.isEmpty() || host.indexOf(':') < 0) {
-                throw new IllegalArgumentException("brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
+                throw new IllegalArgumentException(
+                        "brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
             }
         } else {
             int colon = authority.lastIndexOf(':');
             if (colon >= 0) {
                 if (authority.indexOf(':') != colon) {
-                    throw new IllegalArgumentException("an IPv6 address goes in brackets: nvme+tcp://[" + authority
-                            + "]/... (in '" + uri + "')");
+                    throw new IllegalArgumentException(
+                            "an IPv6 address goes in brackets: nvme+tcp://[" + authority + "]/... (in '" + uri + "')");
                 }
                 host = authority.substring(0, colon);
                 port = parsePort(authority.substring(colon + 1), uri);
@@ -185,7 +201,8 @@ public final class NvmeUri {
                 }
                 int eq = pair.indexOf('=');
                 if (eq <= 0) {
-                    throw new IllegalArgumentException("option '" + pair + "' has no value in '" + uri + "' (write name=value)");
+                    throw new IllegalArgumentException(
+                            "option '" + pair + "' has no value in '" + uri + "' (write name=value)");
                 }
                 String name = pair.substring(0, eq).toLowerCase(Locale.ROOT);
                 String value = percentDecode(pair.substring(eq + 1), uri);
@@ -204,12 +221,19 @@ public final class NvmeUri {
                         ddgst = false;
                         for (String d : value.toLowerCase(Locale.ROOT).split(",")) {
                             switch (d.trim()) {
-                                case "header": hdgst = true; break;
-                                case "data": ddgst = true; break;
-                                case "none": case "": break;
+                                case "header":
+                                    hdgst = true;
+                                    break;
+                                case "data":
+                                    ddgst = true;
+                                    break;
+                                case "none":
+                                case "":
+                                    break;
                                 default:
-                                    throw new IllegalArgumentException("digest must be header, data, header,data or none, not '"
-                                            + value + "' in '" + uri + "'");
+                                    throw new IllegalArgumentException(
+                                            "digest must be header, data, header,data or none, not '" + value + "' in '"
+                                                    + uri + "'");
                             }
                         }
                         break;
@@ -218,7 +242,9 @@ public final class NvmeUri {
                         hostNqn = value;
                         break;
                     case "kato":
-                        kato = (int) Math.min(Integer.MAX_VALUE, parseDuration(name, value, uri).toMillis());
+                        kato = (int) Math.min(
+                                Integer.MAX_VALUE,
+                                parseDuration(name, value, uri).toMillis());
                         break;
                     case "timeout":
                         timeout = parseDuration(name, value, uri);
@@ -235,11 +261,19 @@ public final class NvmeUri {
                         break;
                     case "hipri":
                         switch (value.trim().toLowerCase(Locale.ROOT)) {
-                            case "1": case "true": case "yes": hipri = true; break;
-                            case "0": case "false": case "no": hipri = false; break;
+                            case "1":
+                            case "true":
+                            case "yes":
+                                hipri = true;
+                                break;
+                            case "0":
+                            case "false":
+                            case "no":
+                                hipri = false;
+                                break;
                             default:
-                                throw new IllegalArgumentException("hipri must be 1 or 0, not '" + value + "' in '"
-                                        + uri + "'");
+                                throw new IllegalArgumentException(
+                                        "hipri must be 1 or 0, not '" + value + "' in '" + uri + "'");
                         }
                         break;
                     default:
@@ -250,10 +284,12 @@ public final class NvmeUri {
         }
         boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
         if (kato < 0) {
-            kato = discovery ? 0 : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
+            kato = discovery
+                    ? 0
+                    : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
-        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine,
-                hipri);
+        return new NvmeUri(
+                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri);
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -265,16 +301,42 @@ public final class NvmeUri {
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("discovery entry has a non-numeric TRSVCID '" + entry.trsvcid() + "'");
         }
-        return new NvmeUri(trtype, entry.traddr().trim(), p, entry.subnqn(), 0, queues, depth, headerDigest, dataDigest,
-                hostNqn, katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis, timeout, engine, hipri);
+        return new NvmeUri(
+                trtype,
+                entry.traddr().trim(),
+                p,
+                entry.subnqn(),
+                0,
+                queues,
+                depth,
+                headerDigest,
+                dataDigest,
+                hostNqn,
+                katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
+                timeout,
+                engine,
+                hipri);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
     public NvmeUri withSubsystem(String nqn) {
         boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
         int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
-        return new NvmeUri(transport, host, port, nqn, nsid, queues, depth, headerDigest, dataDigest, hostNqn, kato, timeout,
-                engine, hipri);
+        return new NvmeUri(
+                transport,
+                host,
+                port,
+                nqn,
+                nsid,
+                queues,
+                depth,
+                headerDigest,
+                dataDigest,
+                hostNqn,
+                kato,
+                timeout,
+                engine,
+                hipri);
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
@@ -379,7 +441,8 @@ public final class NvmeUri {
             throw new IllegalArgumentException(name + " must be a number, not '" + value + "' in '" + uri + "'");
         }
         if (v < min || v > max) {
-            throw new IllegalArgumentException(name + " must be " + min + ".." + max + ", not " + v + " in '" + uri + "'");
+            throw new IllegalArgumentException(
+                    name + " must be " + min + ".." + max + ", not " + v + " in '" + uri + "'");
         }
         return (int) v;
     }
@@ -411,10 +474,12 @@ public final class NvmeUri {
 
     private static void checkNqn(String nqn, String what, String uri) {
         if (!nqn.startsWith("nqn.")) {
-            throw new IllegalArgumentException("the " + what + " must start with 'nqn.', not '" + nqn + "' in '" + uri + "'");
+            throw new IllegalArgumentException(
+                    "the " + what + " must start with 'nqn.', not '" + nqn + "' in '" + uri + "'");
         }
         if (nqn.getBytes(StandardCharsets.UTF_8).length > 223) {
-            throw new IllegalArgumentException("the " + what + " has more than 223 bytes in '" + uri + "' (nvmeof-protocol.md §0)");
+            throw new IllegalArgumentException(
+                    "the " + what + " has more than 223 bytes in '" + uri + "' (nvmeof-protocol.md §0)");
         }
     }
 
@@ -448,7 +513,11 @@ public final class NvmeUri {
         if (hostNqn != null) {
             qs.append("&hostnqn=").append(hostNqn);
         }
-        qs.append("&kato=").append(katoMillis).append("&timeout=").append(timeout.toMillis()).append("ms");
+        qs.append("&kato=")
+                .append(katoMillis)
+                .append("&timeout=")
+                .append(timeout.toMillis())
+                .append("ms");
         if (!"auto".equals(engine)) {
             qs.append("&engine=").append(engine);
         }

@@ -1,11 +1,10 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.nvmeof.testsupport.NvmeofTargetExtension;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,17 +12,18 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Byte-addressed I/O, verified byte for byte against a model of the device kept in a byte array. */
 class BlockDeviceTest {
     static final int SIZE = 4 << 20;
 
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("4M").namespace("4M", 512).build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("4M").namespace("4M", 512).build();
 
     static Controller controller;
 
@@ -55,8 +55,16 @@ class BlockDeviceTest {
             Random rnd = new Random(nsid);
             int bs = dev.blockSize();
             long[][] cases = {
-                    {1, 1}, {bs - 1, 2}, {bs - 3, 7}, {5, bs}, {bs, bs}, {0, 3 * bs + 5}, {bs / 2, 40 * bs},
-                    {SIZE - 1, 1}, {SIZE - bs - 17, bs + 17}, {7, 3 * (1 << 20) + 123}, // spans many blocks, >1 MiB
+                {1, 1},
+                {bs - 1, 2},
+                {bs - 3, 7},
+                {5, bs},
+                {bs, bs},
+                {0, 3 * bs + 5},
+                {bs / 2, 40 * bs},
+                {SIZE - 1, 1},
+                {SIZE - bs - 17, bs + 17},
+                {7, 3 * (1 << 20) + 123}, // spans many blocks, >1 MiB
             };
             List<long[]> all = new ArrayList<>(List.of(cases));
             for (int i = 0; i < 60; i++) {
@@ -67,7 +75,8 @@ class BlockDeviceTest {
                 byte[] data = new byte[(int) c[1]];
                 rnd.nextBytes(data);
                 boolean direct = rnd.nextBoolean();
-                ByteBuffer src = direct ? ByteBuffer.allocateDirect(data.length + 3) : ByteBuffer.allocate(data.length + 3);
+                ByteBuffer src =
+                        direct ? ByteBuffer.allocateDirect(data.length + 3) : ByteBuffer.allocate(data.length + 3);
                 src.position(3);
                 src.put(3, data);
                 assertEquals(data.length, dev.write(c[0], src));

@@ -1,28 +1,31 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import io.nvmeof.testsupport.TargetUri;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.command.Status;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import io.nvmeof.testsupport.TargetUri;
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** nvmeof-protocol.md §7.1 bring-up and nvmeof-protocol.md §7.3 teardown against our target over the in-JVM loop transport. */
 class BringUpTest {
     @RegisterExtension
     static NvmeofTargetExtension target = NvmeofTargetExtension.builder()
-            .namespace("64M").namespace("1M", 512).maxQueueSize(64).build();
+            .namespace("64M")
+            .namespace("1M", 512)
+            .maxQueueSize(64)
+            .build();
 
     @Test
-    void bringsUpTheControllerAndItsNamespaces(@TargetUri(options = "queues=3&depth=256") NvmeUri uri) throws Exception {
+    void bringsUpTheControllerAndItsNamespaces(@TargetUri(options = "queues=3&depth=256") NvmeUri uri)
+            throws Exception {
         try (Controller c = Nvme.connect(uri, ConnectOptions.defaults())) {
             assertTrue(c.isOpen());
             assertEquals(target.nqn(), c.subsystemNqn());
@@ -47,7 +50,8 @@ class BringUpTest {
             assertEquals(2, c.namespace(2).nsid());
             assertThrows(NvmeException.class, () -> c.namespace(7));
             // one live controller on the target while connected
-            assertEquals(1, target.target().subsystem(target.nqn()).controllers().size());
+            assertEquals(
+                    1, target.target().subsystem(target.nqn()).controllers().size());
         }
         // orderly shutdown: the target's controller is gone
         long end = System.currentTimeMillis() + 5000;

@@ -1,21 +1,20 @@
 package io.nvmeof.initiator;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.util.ResourceLeakDetector;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Heap bytes per I/O of the initiator's callback form over loopback NVMe/TCP in steady state, measured with
@@ -27,7 +26,8 @@ class CallbackAllocationTest {
     static final int IOS = 20_000;
 
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("16M").build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("16M").build();
 
     static Controller controller;
     static Namespace ns;
@@ -50,7 +50,8 @@ class CallbackAllocationTest {
     }
 
     static long allocated(Thread t) {
-        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getThreadAllocatedBytes(t.getId());
+        return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean())
+                .getThreadAllocatedBytes(t.getId());
     }
 
     /** Reads that reissue themselves from the completion callback, on the queue's thread (the SPDK/fio-engine shape). */
@@ -129,8 +130,8 @@ class CallbackAllocationTest {
         long perIoQueue = (allocated(q) - q0) / IOS;
         long perIoCaller = (allocated(me) - m0) / IOS;
         assertEquals(IOS, c.done.get() - d0);
-        System.out.println("initiator callback chain over TCP, QD8: queue thread ~" + perIoQueue
-                + " B/IO, caller ~" + perIoCaller + " B/IO");
+        System.out.println("initiator callback chain over TCP, QD8: queue thread ~" + perIoQueue + " B/IO, caller ~"
+                + perIoCaller + " B/IO");
         assertTrue(perIoQueue < 4, "queue thread bytes per I/O: " + perIoQueue);
         assertTrue(perIoCaller < 4, "caller thread bytes per I/O: " + perIoCaller);
     }
@@ -177,7 +178,7 @@ class CallbackAllocationTest {
     void futureFormAllocatesOnlyTheFuture() {
         ByteBuffer buf = ByteBuffer.allocateDirect(4096);
         OneAtATime first = new OneAtATime(); // the callback form names the queue's thread for sure (a dependent
-        first.run(buf, 1);                    // stage of an already completed future would run on the caller)
+        first.run(buf, 1); // stage of an already completed future would run on the caller)
         Thread[] q = {first.queueThread};
         for (int i = 0; i < IOS; i++) {
             ns.readAsync(i & 255, 1, buf).join();

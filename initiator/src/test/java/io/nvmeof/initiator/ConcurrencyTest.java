@@ -1,9 +1,9 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.testsupport.NvmeofTargetExtension;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,14 +15,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Several threads over several queues, verified data; bounded in-flight commands and back-pressure. */
 class ConcurrencyTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("64M").build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("64M").build();
 
     @Test
     void threadsOverSeveralQueuesWithVerifiedData() throws Exception {
@@ -55,7 +55,8 @@ class ConcurrencyTest {
                                 version[b]++;
                                 inflight.add(ns.writeAsync(base + b, 1, block(thread, b, version[b])));
                             }
-                            CompletableFuture.allOf(inflight.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+                            CompletableFuture.allOf(inflight.toArray(new CompletableFuture<?>[0]))
+                                    .get(30, TimeUnit.SECONDS);
                             for (int b : blocks) {
                                 ByteBuffer r = ByteBuffer.allocateDirect(4096);
                                 ns.read(base + b, 1, r);
@@ -119,7 +120,8 @@ class ConcurrencyTest {
                         mine.add(ns.writeAsync(thread * 64 + (i % 64), 1, block(thread, i, 0))
                                 .thenRun(completed::incrementAndGet));
                     }
-                    CompletableFuture.allOf(mine.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+                    CompletableFuture.allOf(mine.toArray(new CompletableFuture<?>[0]))
+                            .get(30, TimeUnit.SECONDS);
                     return null;
                 }));
             }

@@ -1,23 +1,23 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.target.config.NamespaceConfig;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** Keep alive (nvmeof-protocol.md §3.5), namespace-change events (nvmeof-protocol.md §3.6) and digests (nvmeof-protocol.md §5.8) end to end over NVMe/TCP. */
 class ControllerFeaturesTest {
     @RegisterExtension
-    NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("8M").build();
+    NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("8M").build();
 
     @Test
     void keepAliveKeepsAnIdleControllerPastKato() throws Exception {
@@ -25,7 +25,8 @@ class ControllerFeaturesTest {
         try (Controller c = Nvme.connect(target.uri("kato=2000&queues=1"))) {
             Thread.sleep(5500);
             assertTrue(c.isOpen(), "failure: " + c.failure());
-            assertEquals(1, target.target().subsystem(target.nqn()).controllers().size());
+            assertEquals(
+                    1, target.target().subsystem(target.nqn()).controllers().size());
             c.namespace().write(0, 1, ByteBuffer.allocateDirect(4096));
         }
     }

@@ -1,27 +1,30 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.core.command.Nqn;
-import io.nvmeof.core.spi.PortInfo;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.command.Nqn;
+import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** The discovery log read in pieces with the GENCTR check (nvmeof-protocol.md §3.3, §7.2), and connecting from an entry. */
 class DiscoveryTest {
     @RegisterExtension
-    NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("1M")
-            .subsystem("nqn.2024-01.io.nvmeof:a", "1M").subsystem("nqn.2024-01.io.nvmeof:b", "1M")
-            .subsystem("nqn.2024-01.io.nvmeof:c", "1M").subsystem("nqn.2024-01.io.nvmeof:d", "1M").build();
+    NvmeofTargetExtension target = NvmeofTargetExtension.builder()
+            .namespace("1M")
+            .subsystem("nqn.2024-01.io.nvmeof:a", "1M")
+            .subsystem("nqn.2024-01.io.nvmeof:b", "1M")
+            .subsystem("nqn.2024-01.io.nvmeof:c", "1M")
+            .subsystem("nqn.2024-01.io.nvmeof:d", "1M")
+            .build();
 
     @AfterEach
     void noHook() {
@@ -59,8 +62,19 @@ class DiscoveryTest {
         Controller.discoveryReadHook = n -> {
             if (calls.incrementAndGet() == 2) {
                 // a new port appears between two chunks: GENCTR changes, and so do the entries
-                target.target().acceptorFor(new PortInfo(PortInfo.TRTYPE_TCP, PortInfo.ADRFAM_IPV4, "127.0.0.2",
-                        "4420", 9, 128, 16384, 0x00100001, 0, 0, new byte[0]));
+                target.target()
+                        .acceptorFor(new PortInfo(
+                                PortInfo.TRTYPE_TCP,
+                                PortInfo.ADRFAM_IPV4,
+                                "127.0.0.2",
+                                "4420",
+                                9,
+                                128,
+                                16384,
+                                0x00100001,
+                                0,
+                                0,
+                                new byte[0]));
             }
         };
         DiscoveryLog log = Nvme.discover(target.discoveryUri());
@@ -77,12 +91,16 @@ class DiscoveryTest {
             assertTrue(d.identity().isDiscovery());
             assertEquals(0, d.ioQueueCount());
             DiscoveryEntry b = d.discoveryLog().nvmSubsystems().stream()
-                    .filter(e -> e.subnqn().equals("nqn.2024-01.io.nvmeof:b")).findFirst().orElseThrow();
+                    .filter(e -> e.subnqn().equals("nqn.2024-01.io.nvmeof:b"))
+                    .findFirst()
+                    .orElseThrow();
             try (Controller c = d.connect(b)) {
                 assertEquals("nqn.2024-01.io.nvmeof:b", c.subsystemNqn());
                 c.namespace().write(0, 1, ByteBuffer.allocateDirect(4096));
             }
-            assertThrows(IllegalArgumentException.class, () -> d.connect(d.discoveryLog().entries().get(0)));
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> d.connect(d.discoveryLog().entries().get(0)));
         }
     }
 

@@ -1,28 +1,28 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.testsupport.LoopTransport;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import io.nvmeof.testsupport.TcpProxy;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.testsupport.LoopTransport;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import io.nvmeof.testsupport.TcpProxy;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** Timeouts, dead connections and a target that goes away: every command completes, none hangs. */
 class FailureTest {
     @RegisterExtension
-    NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("16M").build(); // one per test
+    NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("16M").build(); // one per test
 
     static Throwable failureOf(CompletableFuture<?> f) throws Exception {
         try {
@@ -51,13 +51,15 @@ class FailureTest {
                 assertTrue(e1 instanceof NvmeTimeoutException || e2 instanceof NvmeTimeoutException, e1 + " / " + e2);
                 assertTrue(e1 instanceof NvmeException && e2 instanceof NvmeException);
                 assertTrue(ms >= 600 && ms < 5000, "timed out after " + ms + " ms");
-                assertTrue(e1.getMessage().contains("within 700 ms") || e2.getMessage().contains("within 700 ms"),
+                assertTrue(
+                        e1.getMessage().contains("within 700 ms")
+                                || e2.getMessage().contains("within 700 ms"),
                         e1.getMessage());
                 assertFalse(c.isOpen());
                 assertInstanceOf(NvmeTimeoutException.class, c.failure());
                 // later commands fail at once
-                NvmeTransportException later = assertThrows(NvmeTransportException.class,
-                        () -> ns.read(0, 1, ByteBuffer.allocateDirect(4096)));
+                NvmeTransportException later = assertThrows(
+                        NvmeTransportException.class, () -> ns.read(0, 1, ByteBuffer.allocateDirect(4096)));
                 assertTrue(later.getMessage().contains("controller failed"), later.getMessage());
                 proxy.resume();
             }
@@ -67,7 +69,10 @@ class FailureTest {
     @Test
     void timedOutSlotIsNotReusedUntilTheControllerAnswers() throws Exception {
         // The loop transport can hold commands without closing anything: the slot stays taken while held.
-        NvmeofTargetExtension loop = NvmeofTargetExtension.builder().transport("loop").namespace("1M").build();
+        NvmeofTargetExtension loop = NvmeofTargetExtension.builder()
+                .transport("loop")
+                .namespace("1M")
+                .build();
         loop.start();
         try (Controller c = Nvme.connect(loop.uri("timeout=300ms&queues=1&depth=4"))) {
             Namespace ns = c.namespace();
@@ -147,8 +152,8 @@ class FailureTest {
 
     @Test
     void connectionRefusedIsATransportException() {
-        NvmeTransportException e = assertThrows(NvmeTransportException.class,
-                () -> Nvme.connect("nvme+tcp://127.0.0.1:1/" + target.nqn()));
+        NvmeTransportException e = assertThrows(
+                NvmeTransportException.class, () -> Nvme.connect("nvme+tcp://127.0.0.1:1/" + target.nqn()));
         assertTrue(e.getMessage().contains("cannot connect the admin queue"), e.getMessage());
     }
 
@@ -161,15 +166,17 @@ class FailureTest {
             port = s.getLocalPort();
         }
         int free = port;
-        NvmeTransportException e = assertThrows(NvmeTransportException.class,
-                () -> Nvme.connect("nvme+rdma://127.0.0.1:" + free + "/" + target.nqn()));
-        assertTrue(e.getMessage().contains("cannot connect the admin queue to rdma://127.0.0.1:" + free), e.getMessage());
+        NvmeTransportException e = assertThrows(
+                NvmeTransportException.class, () -> Nvme.connect("nvme+rdma://127.0.0.1:" + free + "/" + target.nqn()));
+        assertTrue(
+                e.getMessage().contains("cannot connect the admin queue to rdma://127.0.0.1:" + free), e.getMessage());
     }
 
     @Test
     void closingFailsOutstandingCommandsAndLaterOnes() throws Exception {
         try (TcpProxy proxy = TcpProxy.start(target.address())) {
-            Controller c = Nvme.connect("nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?queues=1&timeout=1s");
+            Controller c =
+                    Nvme.connect("nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?queues=1&timeout=1s");
             Namespace ns = c.namespace();
             proxy.pause();
             CompletableFuture<Void> f = ns.readAsync(0, 1, ByteBuffer.allocateDirect(4096));

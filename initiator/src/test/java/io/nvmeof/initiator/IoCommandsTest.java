@@ -1,30 +1,32 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.command.Status;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import java.nio.ByteBuffer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** Every NVM I/O command (nvmeof-protocol.md §4) over NVMe/TCP against our target, with its statuses. */
 class IoCommandsTest {
     @RegisterExtension
     static NvmeofTargetExtension target = NvmeofTargetExtension.builder()
-            .namespace("16M").namespace("1M", 512).readOnlyNamespace("1M").build();
+            .namespace("16M")
+            .namespace("1M", 512)
+            .readOnlyNamespace("1M")
+            .build();
 
     static Controller controller;
     static Namespace ns;
@@ -137,8 +139,8 @@ class IoCommandsTest {
     @Test
     void lbaOutOfRangeCarriesTheCommand() {
         long last = ns.blockCount();
-        NvmeStatusException e = assertThrows(NvmeStatusException.class,
-                () -> ns.read(last - 1, 2, ByteBuffer.allocateDirect(8192)));
+        NvmeStatusException e =
+                assertThrows(NvmeStatusException.class, () -> ns.read(last - 1, 2, ByteBuffer.allocateDirect(8192)));
         assertTrue(Status.is(e.status(), Status.LBA_OUT_OF_RANGE), e.getMessage());
         assertTrue(e.dnr());
         assertTrue(e.getMessage().contains("slba " + (last - 1) + " nlb 2"), e.getMessage());
@@ -148,7 +150,8 @@ class IoCommandsTest {
     void readOnlyNamespaceRefusesWrites() throws Exception {
         Namespace ro = controller.namespace(3);
         assertTrue(ro.readOnly());
-        NvmeStatusException e = assertThrows(NvmeStatusException.class, () -> ro.write(0, 1, ByteBuffer.allocateDirect(4096)));
+        NvmeStatusException e =
+                assertThrows(NvmeStatusException.class, () -> ro.write(0, 1, ByteBuffer.allocateDirect(4096)));
         assertTrue(Status.is(e.status(), Status.NAMESPACE_WRITE_PROTECTED), e.getMessage());
         ro.read(0, 1, ByteBuffer.allocateDirect(4096));
     }
@@ -191,7 +194,9 @@ class IoCommandsTest {
         assertThrows(IllegalArgumentException.class, () -> ns.read(0, 0, ByteBuffer.allocateDirect(4096)));
         assertThrows(IllegalArgumentException.class, () -> ns.read(-1, 1, ByteBuffer.allocateDirect(4096)));
         assertThrows(IllegalArgumentException.class, () -> ns.read(0, 2, ByteBuffer.allocateDirect(4096)));
-        assertThrows(IllegalArgumentException.class, () -> ns.read(0, 1, ByteBuffer.allocateDirect(4096).asReadOnlyBuffer()));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> ns.read(0, 1, ByteBuffer.allocateDirect(4096).asReadOnlyBuffer()));
         assertThrows(IllegalArgumentException.class, () -> ns.read(0, Namespace.MAX_NLB + 1, ByteBuffer.allocate(16)));
         assertThrows(IllegalArgumentException.class, () -> ns.deallocate());
     }
@@ -206,7 +211,8 @@ class IoCommandsTest {
         ByteBuffer back = ByteBuffer.allocateDirect(4 << 20);
         ns.read(1024, 1024, back);
         assertEquals(four, back);
-        assertThrows(IllegalArgumentException.class, () -> ns.read(0, 1025, ByteBuffer.allocateDirect((4 << 20) + 4096)));
+        assertThrows(
+                IllegalArgumentException.class, () -> ns.read(0, 1025, ByteBuffer.allocateDirect((4 << 20) + 4096)));
     }
 
     @Test

@@ -1,12 +1,12 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.core.spi.IoMode;
-import org.junit.jupiter.api.Test;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.spi.IoMode;
+import org.junit.jupiter.api.Test;
 
 /** The {@code engine=} and {@code hipri=} URI options and {@link ConnectOptions#ioMode()}. */
 class IoModeUriTest {
@@ -47,9 +47,10 @@ class IoModeUriTest {
 
     @Test
     void badValuesNameTheOption() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> NvmeUri.parse(BASE + "?engine=kqueue"));
-        assertTrue(e.getMessage().contains("engine must be one of auto, epoll, io_uring, nio, not 'kqueue'"),
+        IllegalArgumentException e =
+                assertThrows(IllegalArgumentException.class, () -> NvmeUri.parse(BASE + "?engine=kqueue"));
+        assertTrue(
+                e.getMessage().contains("engine must be one of auto, epoll, io_uring, nio, not 'kqueue'"),
                 e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> NvmeUri.parse(BASE + "?hipri=fast"));
         assertTrue(e.getMessage().contains("hipri must be 1 or 0, not 'fast'"), e.getMessage());

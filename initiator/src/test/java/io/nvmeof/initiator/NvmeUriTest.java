@@ -1,17 +1,16 @@
 package io.nvmeof.initiator;
 
-import io.nvmeof.core.command.Nqn;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
-import java.time.Duration;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Nqn;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class NvmeUriTest {
     @Test
@@ -53,7 +52,9 @@ class NvmeUriTest {
         NvmeUri u = NvmeUri.parse("nvme+tcp://[fe80::1]:4420/nqn.2024-01.io.nvmeof:x");
         assertEquals("fe80::1", u.host());
         assertEquals(4420, u.port());
-        assertEquals("fe80::1", NvmeUri.parse("nvme+tcp://[fe80::1]/nqn.2024-01.io.nvmeof:x").host());
+        assertEquals(
+                "fe80::1",
+                NvmeUri.parse("nvme+tcp://[fe80::1]/nqn.2024-01.io.nvmeof:x").host());
         assertTrue(u.toString().startsWith("nvme+tcp://[fe80::1]:4420/"));
     }
 
@@ -70,7 +71,9 @@ class NvmeUriTest {
 
     @Test
     void rdmaParses() {
-        assertEquals("rdma", NvmeUri.parse("nvme+rdma://10.0.0.1/nqn.2024-01.io.nvmeof:x").transport());
+        assertEquals(
+                "rdma",
+                NvmeUri.parse("nvme+rdma://10.0.0.1/nqn.2024-01.io.nvmeof:x").transport());
     }
 
     @Test
@@ -83,30 +86,32 @@ class NvmeUriTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "''                                              | no NVMe URI",
-            "192.0.2.10:4420                                 | not an NVMe URI",
-            "http://h/nqn.a:b                                | unknown scheme 'http'",
-            "nvme+://h/nqn.a:b                               | unknown scheme",
-            "nvme+tcp:///nqn.a:b                             | no host",
-            "nvme+tcp://h:0/nqn.a:b                          | bad port '0'",
-            "nvme+tcp://h:99999/nqn.a:b                      | bad port '99999'",
-            "nvme+tcp://h:x/nqn.a:b                          | bad port 'x'",
-            "nvme+tcp://fe80::1/nqn.a:b                      | IPv6 address goes in brackets",
-            "nvme+tcp://[fe80::1/nqn.a:b                     | unterminated IPv6",
-            "nvme+tcp://[fe80::1]x/nqn.a:b                   | unexpected 'x'",
-            "nvme+tcp://h/disk1                              | must start with 'nqn.'",
-            "nvme+tcp://h/nqn.a:b?nsid=0                     | nsid must be 1..",
-            "nvme+tcp://h/nqn.a:b?nsid=abc                   | nsid must be a number",
-            "nvme+tcp://h/nqn.a:b?queues=0                   | queues must be 1..128",
-            "nvme+tcp://h/nqn.a:b?depth=1                    | depth must be 2..1024",
-            "nvme+tcp://h/nqn.a:b?digest=crc                 | digest must be header, data",
-            "nvme+tcp://h/nqn.a:b?kato=soon                  | kato must be a duration",
-            "nvme+tcp://h/nqn.a:b?timeout=0                  | timeout must be positive",
-            "nvme+tcp://h/nqn.a:b?hostnqn=me                 | host NQN must start with 'nqn.'",
-            "nvme+tcp://h/nqn.a:b?colour=blue                | unknown option 'colour'",
-            "nvme+tcp://h/nqn.a:b?nsid                       | has no value",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "''                                              | no NVMe URI",
+                "192.0.2.10:4420                                 | not an NVMe URI",
+                "http://h/nqn.a:b                                | unknown scheme 'http'",
+                "nvme+://h/nqn.a:b                               | unknown scheme",
+                "nvme+tcp:///nqn.a:b                             | no host",
+                "nvme+tcp://h:0/nqn.a:b                          | bad port '0'",
+                "nvme+tcp://h:99999/nqn.a:b                      | bad port '99999'",
+                "nvme+tcp://h:x/nqn.a:b                          | bad port 'x'",
+                "nvme+tcp://fe80::1/nqn.a:b                      | IPv6 address goes in brackets",
+                "nvme+tcp://[fe80::1/nqn.a:b                     | unterminated IPv6",
+                "nvme+tcp://[fe80::1]x/nqn.a:b                   | unexpected 'x'",
+                "nvme+tcp://h/disk1                              | must start with 'nqn.'",
+                "nvme+tcp://h/nqn.a:b?nsid=0                     | nsid must be 1..",
+                "nvme+tcp://h/nqn.a:b?nsid=abc                   | nsid must be a number",
+                "nvme+tcp://h/nqn.a:b?queues=0                   | queues must be 1..128",
+                "nvme+tcp://h/nqn.a:b?depth=1                    | depth must be 2..1024",
+                "nvme+tcp://h/nqn.a:b?digest=crc                 | digest must be header, data",
+                "nvme+tcp://h/nqn.a:b?kato=soon                  | kato must be a duration",
+                "nvme+tcp://h/nqn.a:b?timeout=0                  | timeout must be positive",
+                "nvme+tcp://h/nqn.a:b?hostnqn=me                 | host NQN must start with 'nqn.'",
+                "nvme+tcp://h/nqn.a:b?colour=blue                | unknown option 'colour'",
+                "nvme+tcp://h/nqn.a:b?nsid                       | has no value",
+            })
     void badPartsAreNamed(String uri, String message) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NvmeUri.parse(uri));
         assertTrue(e.getMessage().contains(message), () -> "'" + e.getMessage() + "' should contain '" + message + "'");
@@ -115,8 +120,8 @@ class NvmeUriTest {
     @Test
     void forEntryBuildsTheSubsystemUri() {
         NvmeUri d = NvmeUri.parse("nvme+tcp://192.0.2.10:8009?digest=header");
-        DiscoveryEntry e = new DiscoveryEntry(3, 1, 2, 0, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk1",
-                "192.0.2.11", 0, 0);
+        DiscoveryEntry e = new DiscoveryEntry(
+                3, 1, 2, 0, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk1", "192.0.2.11", 0, 0);
         NvmeUri s = d.forEntry(e);
         assertEquals("192.0.2.11", s.host());
         assertEquals(4420, s.port());

@@ -7,7 +7,6 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.SocketAddress;
@@ -43,6 +42,7 @@ public final class Controller {
     static final int EVENT_DISCOVERY_CHANGED = 0x0070F002;
     /** Asynchronous Event Configuration bits that enable those notices (nvmeof-protocol.md §3.4). */
     private static final int AEC_NAMESPACE_NOTICE = 1 << 8;
+
     private static final int AEC_DISCOVERY_NOTICE = 1 << 31;
     /** AEC bits 7:0: SMART critical-warning events; accepted (never raised: RAM does not wear). */
     private static final int AEC_SMART_MASK = 0xFF;
@@ -55,7 +55,8 @@ public final class Controller {
     private final QueueSession admin;
     private final PortInfo port;
     private final long createdNanos = System.nanoTime();
-    private final AtomicReferenceArray<QueueSession> ioQueues = new AtomicReferenceArray<>(ControllerProfile.MAX_IO_QUEUES + 1);
+    private final AtomicReferenceArray<QueueSession> ioQueues =
+            new AtomicReferenceArray<>(ControllerProfile.MAX_IO_QUEUES + 1);
     private final AtomicBoolean closed = new AtomicBoolean();
 
     // Properties (nvmeof-protocol.md §2.3), written on the admin thread, read by every queue.
@@ -83,10 +84,17 @@ public final class Controller {
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
-    private final AtomicReferenceArray<long[]> errorEntries = new AtomicReferenceArray<>(ControllerProfile.ERROR_LOG_ENTRIES);
+    private final AtomicReferenceArray<long[]> errorEntries =
+            new AtomicReferenceArray<>(ControllerProfile.ERROR_LOG_ENTRIES);
 
-    Controller(NvmeTarget target, Subsystem subsystem, int cntlid, String hostNqn, UUID hostId, QueueSession admin,
-               int connectKatoMillis) {
+    Controller(
+            NvmeTarget target,
+            Subsystem subsystem,
+            int cntlid,
+            String hostNqn,
+            UUID hostId,
+            QueueSession admin,
+            int connectKatoMillis) {
         this.target = target;
         this.subsystem = subsystem;
         this.cntlid = cntlid;
@@ -96,7 +104,8 @@ public final class Controller {
         this.port = admin.channel().portInfo();
         int kato = connectKatoMillis;
         if (kato == 0 && subsystem.isDiscovery()) {
-            // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (nvmeof-protocol.md §3.5, §8).
+            // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (nvmeof-protocol.md
+            // §3.5, §8).
             kato = target.config().discoveryKatoMillis();
         }
         this.katoMillis = roundKato(kato);
@@ -221,8 +230,10 @@ public final class Controller {
         }
         long left = lastKeepAliveNanos + kato - System.nanoTime();
         if (left <= 0) {
-            LOG.log(Level.WARNING, "keep-alive timeout: no Keep Alive for " + katoMillis + " ms on controller " + cntlid
-                    + " of " + subsystem.nqn() + " (host " + hostNqn + ", " + remoteAddress() + "); tearing it down");
+            LOG.log(
+                    Level.WARNING,
+                    "keep-alive timeout: no Keep Alive for " + katoMillis + " ms on controller " + cntlid + " of "
+                            + subsystem.nqn() + " (host " + hostNqn + ", " + remoteAddress() + "); tearing it down");
             teardown("keep-alive timeout", true);
             return;
         }
@@ -259,8 +270,10 @@ public final class Controller {
         if (closeAdmin) {
             admin.channel().close();
         }
-        LOG.log(Level.INFO, "controller " + cntlid + " of " + subsystem.nqn() + " (host " + hostNqn + ", "
-                + remoteAddress() + ") torn down: " + why + "; closed " + closedQueues + " I/O queue(s)");
+        LOG.log(
+                Level.INFO,
+                "controller " + cntlid + " of " + subsystem.nqn() + " (host " + hostNqn + ", " + remoteAddress()
+                        + ") torn down: " + why + "; closed " + closedQueues + " I/O queue(s)");
     }
 
     /** Runs on the admin thread when the admin queue is gone: the held AERs die with it. */
@@ -291,7 +304,8 @@ public final class Controller {
                 request.response().dw0(v);
                 return Status.SUCCESS;
             default:
-                // nvmet answers every other offset (NSSR, CRTO, PCIe-only registers) with Invalid Field (nvmeof-protocol.md §2.3).
+                // nvmet answers every other offset (NSSR, CRTO, PCIe-only registers) with Invalid Field
+                // (nvmeof-protocol.md §2.3).
                 return Status.dnr(Status.INVALID_FIELD);
         }
     }
@@ -316,8 +330,11 @@ public final class Controller {
                 armKeepAlive(); // nvmet re-arms the timer when the controller is enabled (nvmeof-protocol.md §3.5)
             } else {
                 csts |= Properties.CSTS_CFS;
-                LOG.log(Level.WARNING, "controller " + cntlid + " of " + subsystem.nqn() + ": host " + hostNqn
-                        + " enabled it with an unsupported CC 0x" + Integer.toHexString(next) + "; CSTS.CFS set");
+                LOG.log(
+                        Level.WARNING,
+                        "controller " + cntlid + " of " + subsystem.nqn() + ": host " + hostNqn
+                                + " enabled it with an unsupported CC 0x" + Integer.toHexString(next)
+                                + "; CSTS.CFS set");
             }
         }
         if (!enNew && enOld) {
@@ -338,8 +355,7 @@ public final class Controller {
         if (Properties.ccMps(value) != 0 || Properties.ccAms(value) != 0 || Properties.ccCss(value) != 0) {
             return false;
         }
-        return subsystem.isDiscovery()
-                || (Properties.ccIosqes(value) == 6 && Properties.ccIocqes(value) == 4);
+        return subsystem.isDiscovery() || (Properties.ccIosqes(value) == 6 && Properties.ccIocqes(value) == 4);
     }
 
     // ---- admin commands (nvmeof-protocol.md §3) ----
@@ -365,7 +381,8 @@ public final class Controller {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_OPCODE);
                 }
-                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted" (nvmeof-protocol.md §3.1).
+                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted"
+                // (nvmeof-protocol.md §3.1).
                 request.response().dw0(1);
                 return Status.SUCCESS;
             default:
@@ -385,13 +402,15 @@ public final class Controller {
 
     private int identify(TargetRequest request, SubmissionQueueEntry c) {
         if (request.dataLength() != IdentifyPages.SIZE) {
-            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
+            return Status.dnr(
+                    Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
         }
         int cns = c.cdw10() & 0xFF;
         int nsid = c.nsid();
         ByteBuffer page;
         if (subsystem.isDiscovery() && cns != 0x01) {
-            return Status.dnr(Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
+            return Status.dnr(
+                    Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
         }
         switch (cns) {
             case 0x00: {
@@ -399,7 +418,8 @@ public final class Controller {
                     return Status.dnr(Status.INVALID_NAMESPACE);
                 }
                 RamNamespace ns = subsystem.namespace(nsid);
-                // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent (nvmeof-protocol.md §3.2).
+                // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent
+                // (nvmeof-protocol.md §3.2).
                 page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
                 break;
             }
@@ -421,7 +441,8 @@ public final class Controller {
                 break;
             }
             case 0x06:
-                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md §3.2.4).
+                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md
+                // §3.2.4).
                 if ((c.cdw11() >>> 24) != 0) {
                     return Status.dnr(Status.INVALID_FIELD);
                 }
@@ -443,7 +464,8 @@ public final class Controller {
         long numd = ((((long) c.cdw11() & 0xFFFF) << 16) | (cdw10 >>> 16)) + 1;
         long length = numd * 4;
         if (length != request.dataLength()) {
-            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3)
+            return Status.dnr(
+                    Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3)
         }
         long lpo = (c.cdw12() & 0xFFFFFFFFL) | ((long) c.cdw13() << 32);
         if ((lpo & 3) != 0) {
@@ -480,7 +502,8 @@ public final class Controller {
                     log = LogPages.perfStats(subsystem); // vendor specific: CPU and work counters for nvmeof-perf
                     break;
                 default:
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field (nvmeof-protocol.md §3.3)
+                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
+                // (nvmeof-protocol.md §3.3)
             }
         }
         if (Long.compareUnsigned(lpo, log.capacity()) > 0) {
@@ -512,7 +535,8 @@ public final class Controller {
                 int nsqr = value & 0xFFFF;
                 int ncqr = value >>> 16;
                 if (nsqr == 0xFFFF || ncqr == 0xFFFF) {
-                    return Status.dnr(Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4)
+                    return Status.dnr(
+                            Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4)
                 }
                 int max = ControllerProfile.MAX_IO_QUEUES - 1;
                 queuesGranted = Math.min(nsqr, max) | (Math.min(ncqr, max) << 16);
@@ -526,7 +550,8 @@ public final class Controller {
             case 0x0B: {
                 int allowed = discovery ? AEC_DISCOVERY_NOTICE : (AEC_NAMESPACE_NOTICE | AEC_SMART_MASK);
                 if ((value & ~allowed) != 0) {
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4)
+                    return Status.dnr(
+                            Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4)
                 }
                 asyncEventConfig = value;
                 return Status.SUCCESS;
@@ -538,7 +563,8 @@ public final class Controller {
                 writeCacheEnabled = value & 1;
                 return Status.SUCCESS;
             case 0x81:
-                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics (nvmeof-protocol.md §3.4)
+                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics
+            // (nvmeof-protocol.md §3.4)
             default:
                 return Status.dnr(Status.INVALID_FIELD);
         }
@@ -564,7 +590,8 @@ public final class Controller {
         int v;
         switch (fid) {
             case 0x07:
-                v = current ? queuesGranted
+                v = current
+                        ? queuesGranted
                         : (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
                 break;
             case 0x0F:
@@ -598,7 +625,8 @@ public final class Controller {
             if (changedNamespaces.size() < LogPages.CHANGED_NS_MAX) {
                 changedNamespaces.add(nsid);
             } else {
-                changedNamespaces.add(0xFFFFFFFF); // more than 1024 changed: entry 0 = 0xFFFFFFFF (nvmeof-protocol.md §3.3)
+                changedNamespaces.add(
+                        0xFFFFFFFF); // more than 1024 changed: entry 0 = 0xFFFFFFFF (nvmeof-protocol.md §3.3)
             }
             if ((asyncEventConfig & AEC_NAMESPACE_NOTICE) != 0) {
                 raise(PENDING_NAMESPACE);
@@ -617,7 +645,8 @@ public final class Controller {
 
     private void raise(int event) {
         if (closed.get() || (maskedEvents & event) != 0) {
-            return; // the host has not read the log of the last one yet: the event stays masked (nvmeof-protocol.md §3.6)
+            return; // the host has not read the log of the last one yet: the event stays masked (nvmeof-protocol.md
+            // §3.6)
         }
         pendingEvents |= event;
         deliverEvents();
@@ -643,7 +672,8 @@ public final class Controller {
     /** Records a failed command for log 0x01. Cold path: one small array per error, no lock. */
     void recordError(int sqid, int cid, int status, int nsid) {
         long count = errorCount.incrementAndGet();
-        errorEntries.set((int) ((count - 1) % ControllerProfile.ERROR_LOG_ENTRIES),
+        errorEntries.set(
+                (int) ((count - 1) % ControllerProfile.ERROR_LOG_ENTRIES),
                 new long[] {count, sqid, cid, status, nsid & 0xFFFFFFFFL});
     }
 

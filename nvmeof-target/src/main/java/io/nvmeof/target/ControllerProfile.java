@@ -5,8 +5,7 @@ package io.nvmeof.target;
  * (nvmeof-protocol.md §7.7) unless noted.
  */
 final class ControllerProfile {
-    private ControllerProfile() {
-    }
+    private ControllerProfile() {}
 
     /** VS and Identify VER: 1.3.0, so the host uses CNS 0x02/0x03 and not CNS 0x08 (nvmeof-protocol.md §3.2.4, §7.7). */
     static final int VERSION = 0x00010300;
@@ -18,6 +17,7 @@ final class ControllerProfile {
     static final int MAX_IO_QUEUES = 128;
     /** Valid dynamic CNTLIDs: 1..0xFFEF (nvmeof-protocol.md §8). */
     static final int MIN_CNTLID = 1;
+
     static final int MAX_CNTLID = 0xFFEF;
     /** Identify KAS: keep-alive granularity in 100 ms units; 10 = 1 s like nvmet, and non-zero as the host requires (nvmeof-protocol.md §3.2.1). */
     static final int KAS = 10;
@@ -37,12 +37,15 @@ final class ControllerProfile {
     static final int VWC = 0x01;
     /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */
     static final int OAES_IO = 0x100;
+
     static final int OAES_DISCOVERY = 0x80000000;
     /** LPA: bit 1 commands supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (nvmeof-protocol.md §3.2.1, §3.7). */
     static final int LPA_IO = 0x06;
+
     static final int LPA_DISCOVERY = 0x04;
     /** SQES/CQES: 64-byte SQEs, 16-byte CQEs (nvmeof-protocol.md §3.2.1). */
     static final int SQES = 0x66;
+
     static final int CQES = 0x44;
     /** IORCSZ: a response capsule is one 16-byte CQE (nvmeof-protocol.md §3.2.1). */
     static final int IORCSZ = 1;
@@ -52,10 +55,12 @@ final class ControllerProfile {
     static final int NN = io.nvmeof.target.config.NamespaceConfig.MAX_NSID;
     /** CNTRLTYPE (nvmeof-protocol.md §3.7). */
     static final int CNTRLTYPE_IO = 1;
+
     static final int CNTRLTYPE_DISCOVERY = 2;
     /** Discovery log entry ASQSZ: the admin queue size (nvmeof-protocol.md §3.3). */
     static final int DISCOVERY_ASQSZ = ADMIN_QUEUE_SIZE;
     /** FR, firmware revision (8 ASCII characters, space padded, nvmeof-protocol.md §3.2.1). */
     static final String FIRMWARE_REVISION = "0.1.0";
+
     static final String DEFAULT_MODEL = "nvmeof-java";
 }

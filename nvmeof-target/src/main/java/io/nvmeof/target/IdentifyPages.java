@@ -2,7 +2,6 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -12,8 +11,7 @@ import java.util.UUID;
 final class IdentifyPages {
     static final int SIZE = 4096;
 
-    private IdentifyPages() {
-    }
+    private IdentifyPages() {}
 
     static ByteBuffer zero() {
         return ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
@@ -25,14 +23,14 @@ final class IdentifyPages {
         Subsystem subsystem = controller.subsystem();
         PortInfo port = controller.port();
         boolean discovery = subsystem.isDiscovery();
-        ascii(b, 4, 20, subsystem.serial());                  // SN
-        ascii(b, 24, 40, subsystem.model());                  // MN
+        ascii(b, 4, 20, subsystem.serial()); // SN
+        ascii(b, 24, 40, subsystem.model()); // MN
         ascii(b, 64, 8, ControllerProfile.FIRMWARE_REVISION); // FR
-        b.put(72, (byte) 6);                                  // RAB, as nvmet
+        b.put(72, (byte) 6); // RAB, as nvmet
         b.put(76, (byte) (discovery ? 0 : ControllerProfile.CMIC));
-        b.put(77, (byte) port.mdts());                        // MDTS from the transport
-        b.putShort(78, (short) controller.cntlid());          // CNTLID = Connect's CNTLID (nvmeof-protocol.md §7.1 step 11)
-        b.putInt(80, ControllerProfile.VERSION);              // VER
+        b.put(77, (byte) port.mdts()); // MDTS from the transport
+        b.putShort(78, (short) controller.cntlid()); // CNTLID = Connect's CNTLID (nvmeof-protocol.md §7.1 step 11)
+        b.putInt(80, ControllerProfile.VERSION); // VER
         b.putInt(92, discovery ? ControllerProfile.OAES_DISCOVERY : ControllerProfile.OAES_IO);
         b.put(111, (byte) (discovery ? ControllerProfile.CNTRLTYPE_DISCOVERY : ControllerProfile.CNTRLTYPE_IO));
         b.put(258, (byte) ControllerProfile.ACL);
@@ -42,7 +40,8 @@ final class IdentifyPages {
         b.putShort(320, (short) ControllerProfile.KAS);
         b.put(512, (byte) ControllerProfile.SQES);
         b.put(513, (byte) ControllerProfile.CQES);
-        // MAXCMD = CAP.MQES + 1 for discovery controllers too, as nvmet does: the Linux host compares its sqsize with MAXCMD
+        // MAXCMD = CAP.MQES + 1 for discovery controllers too, as nvmet does: the Linux host compares its sqsize with
+        // MAXCMD
         // and logs "sqsize 128 > ctrl maxcmd 32, clamping down" for a smaller value (seen in the interop run).
         b.putShort(514, (short) port.maxQueueSize()); // MAXCMD
         if (!discovery) {
@@ -50,15 +49,15 @@ final class IdentifyPages {
             b.putShort(520, (short) ControllerProfile.ONCS);
             b.put(525, (byte) ControllerProfile.VWC);
         }
-        b.putInt(536, port.sgls());                           // SGLS from the transport
-        nqn(b, 768, subsystem.nqn());                         // SUBNQN
+        b.putInt(536, port.sgls()); // SGLS from the transport
+        nqn(b, 768, subsystem.nqn()); // SUBNQN
         if (!discovery) {
-            b.putInt(1792, port.ioccsz());                    // IOCCSZ = (64 + in-capsule) / 16
+            b.putInt(1792, port.ioccsz()); // IOCCSZ = (64 + in-capsule) / 16
             b.putInt(1796, ControllerProfile.IORCSZ);
         }
-        b.putShort(1800, (short) 0);                          // ICDOFF must be 0 (nvmeof-protocol.md §3.2.1)
-        b.put(1802, (byte) 0);                                // FCATT: dynamic controller model
-        b.put(1803, (byte) 1);                                // MSDBD: one SGL data block descriptor
+        b.putShort(1800, (short) 0); // ICDOFF must be 0 (nvmeof-protocol.md §3.2.1)
+        b.put(1802, (byte) 0); // FCATT: dynamic controller model
+        b.put(1803, (byte) 1); // MSDBD: one SGL data block descriptor
         b.putShort(1804, (short) (discovery ? 0 : ControllerProfile.OFCS));
         return b;
     }
@@ -67,16 +66,16 @@ final class IdentifyPages {
     static ByteBuffer namespace(RamNamespace ns) {
         ByteBuffer b = zero();
         long blocks = ns.blocks();
-        b.putLong(0, blocks);                                 // NSZE
-        b.putLong(8, blocks);                                 // NCAP (non-zero: present)
-        b.putLong(16, blocks);                                // NUSE
-        b.put(25, (byte) 0);                                  // NLBAF: one format
-        b.put(26, (byte) 0);                                  // FLBAS: format 0, no metadata
-        b.put(30, (byte) 1);                                  // NMIC: may be shared (CMIC bit 1)
-        b.put(33, (byte) 0x09);                               // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3)
-        b.put(99, (byte) (ns.readOnly() ? 1 : 0));            // NSATTR bit 0: write protected
-        putUuid(b, 104, ns.uuid());                           // NGUID
-        b.putInt(128, ns.blockShift() << 16);                 // LBAF0: MS 0, LBADS, RP 0
+        b.putLong(0, blocks); // NSZE
+        b.putLong(8, blocks); // NCAP (non-zero: present)
+        b.putLong(16, blocks); // NUSE
+        b.put(25, (byte) 0); // NLBAF: one format
+        b.put(26, (byte) 0); // FLBAS: format 0, no metadata
+        b.put(30, (byte) 1); // NMIC: may be shared (CMIC bit 1)
+        b.put(33, (byte) 0x09); // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3)
+        b.put(99, (byte) (ns.readOnly() ? 1 : 0)); // NSATTR bit 0: write protected
+        putUuid(b, 104, ns.uuid()); // NGUID
+        b.putInt(128, ns.blockShift() << 16); // LBAF0: MS 0, LBADS, RP 0
         return b;
     }
 
@@ -96,13 +95,13 @@ final class IdentifyPages {
     static ByteBuffer descriptors(RamNamespace ns) {
         ByteBuffer b = zero();
         int p = 0;
-        b.put(p, (byte) 0x02).put(p + 1, (byte) 16);          // NIDT NGUID, NIDL 16
+        b.put(p, (byte) 0x02).put(p + 1, (byte) 16); // NIDT NGUID, NIDL 16
         putUuid(b, p + 4, ns.uuid());
         p += 4 + 16;
-        b.put(p, (byte) 0x03).put(p + 1, (byte) 16);          // NIDT UUID, NIDL 16
+        b.put(p, (byte) 0x03).put(p + 1, (byte) 16); // NIDT UUID, NIDL 16
         putUuid(b, p + 4, ns.uuid());
         p += 4 + 16;
-        b.put(p, (byte) 0x04).put(p + 1, (byte) 1);           // NIDT CSI, NIDL 1, value 0 = NVM
+        b.put(p, (byte) 0x04).put(p + 1, (byte) 1); // NIDT CSI, NIDL 1, value 0 = NVM
         return b;
     }
 

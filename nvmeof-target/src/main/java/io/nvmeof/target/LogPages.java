@@ -2,7 +2,6 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -17,6 +16,7 @@ final class LogPages {
     static final int DISCOVERY_ENTRY = 1024;
     /** Discovery entry SUBTYPE (nvmeof-protocol.md §3.3). */
     static final int SUBTYPE_NVM = 2;
+
     static final int SUBTYPE_CURRENT_DISCOVERY = 3;
     /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (nvmeof-protocol.md §3.3). */
     static final int CNTLID_DYNAMIC = 0xFFFF;
@@ -31,14 +31,14 @@ final class LogPages {
     static final int PERF_STATS_SIZE = 512;
     /** Bytes 0–3 of the vendor page: ASCII "NVOJ". */
     static final int PERF_STATS_MAGIC = 'N' | ('V' << 8) | ('O' << 16) | ('J' << 24);
+
     static final int PERF_STATS_VERSION = 1;
     /** USER_HZ: /proc/self/stat counts CPU time in clock ticks of 10 ms on Linux. */
     static final long CLOCK_TICK_NANOS = 10_000_000L;
     /** Origin of the page's monotonic clock: when this class was loaded, i.e. about when the target started. */
     private static final long PROCESS_ORIGIN_NANOS = System.nanoTime();
 
-    private LogPages() {
-    }
+    private LogPages() {}
 
     private static ByteBuffer page(int size) {
         return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
@@ -55,12 +55,12 @@ final class LogPages {
                 continue; // overwritten meanwhile
             }
             int at = 64 * out++;
-            b.putLong(at, e[0]);                    // error count
-            b.putShort(at + 8, (short) e[1]);       // SQID
-            b.putShort(at + 10, (short) e[2]);      // CID
-            b.putShort(at + 12, (short) e[3]);      // status field
-            b.putShort(at + 14, (short) 0xFFFF);    // parameter error location: none
-            b.putInt(at + 24, (int) e[4]);          // NSID
+            b.putLong(at, e[0]); // error count
+            b.putShort(at + 8, (short) e[1]); // SQID
+            b.putShort(at + 10, (short) e[2]); // CID
+            b.putShort(at + 12, (short) e[3]); // status field
+            b.putShort(at + 14, (short) 0xFFFF); // parameter error location: none
+            b.putInt(at + 24, (int) e[4]); // NSID
         }
         return b;
     }
@@ -80,13 +80,13 @@ final class LogPages {
             reads += ns.readCommands();
             writes += ns.writeCommands();
         }
-        b.put(3, (byte) 100);                                   // available spare %
-        b.put(4, (byte) 10);                                    // available spare threshold %
-        b.putLong(32, dataUnits(read));                         // data units read
-        b.putLong(48, dataUnits(written));                      // data units written
-        b.putLong(64, reads);                                   // host read commands
-        b.putLong(80, writes);                                  // host write commands
-        b.putLong(112, 1);                                      // power cycles
+        b.put(3, (byte) 100); // available spare %
+        b.put(4, (byte) 10); // available spare threshold %
+        b.putLong(32, dataUnits(read)); // data units read
+        b.putLong(48, dataUnits(written)); // data units written
+        b.putLong(64, reads); // host read commands
+        b.putLong(80, writes); // host write commands
+        b.putLong(112, 1); // power cycles
         b.putLong(128, TimeUnit.NANOSECONDS.toHours(System.nanoTime() - createdNanos)); // power-on hours
         return b;
     }
@@ -154,7 +154,8 @@ final class LogPages {
     }
 
     private static long processCpuNanos() {
-        java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        java.lang.management.OperatingSystemMXBean os =
+                java.lang.management.ManagementFactory.getOperatingSystemMXBean();
         if (os instanceof com.sun.management.OperatingSystemMXBean sun) {
             return Math.max(0, sun.getProcessCpuTime());
         }
@@ -184,42 +185,41 @@ final class LogPages {
             b.putInt(4 * op, csupp);
         }
         int io = 1024;
-        b.putInt(io + 4 * 0x00, csupp);          // Flush
-        b.putInt(io + 4 * 0x01, csupp | lbcc);   // Write
-        b.putInt(io + 4 * 0x02, csupp);          // Read
-        b.putInt(io + 4 * 0x05, csupp);          // Compare
-        b.putInt(io + 4 * 0x08, csupp | lbcc);   // Write Zeroes
-        b.putInt(io + 4 * 0x09, csupp | lbcc);   // Dataset Management
+        b.putInt(io + 4 * 0x00, csupp); // Flush
+        b.putInt(io + 4 * 0x01, csupp | lbcc); // Write
+        b.putInt(io + 4 * 0x02, csupp); // Read
+        b.putInt(io + 4 * 0x05, csupp); // Compare
+        b.putInt(io + 4 * 0x08, csupp | lbcc); // Write Zeroes
+        b.putInt(io + 4 * 0x09, csupp | lbcc); // Dataset Management
         return b;
     }
 
     /** One discovery log entry (nvmeof-protocol.md §3.3). */
-    record DiscoveryEntry(PortInfo port, String address, int subtype, String subnqn) {
-    }
+    record DiscoveryEntry(PortInfo port, String address, int subtype, String subnqn) {}
 
     /** Discovery log page, LID 0x70 (nvmeof-protocol.md §3.3): header then one 1024-byte entry per record. */
     static ByteBuffer discovery(long genctr, List<DiscoveryEntry> entries) {
         ByteBuffer b = page(DISCOVERY_HEADER + DISCOVERY_ENTRY * entries.size());
-        b.putLong(0, genctr);                   // GENCTR
-        b.putLong(8, entries.size());           // NUMREC
-        b.putShort(16, (short) 0);              // RECFMT
+        b.putLong(0, genctr); // GENCTR
+        b.putLong(8, entries.size()); // NUMREC
+        b.putShort(16, (short) 0); // RECFMT
         int at = DISCOVERY_HEADER;
         for (DiscoveryEntry e : entries) {
             PortInfo p = e.port();
-            b.put(at, (byte) p.transportType());              // TRTYPE
-            b.put(at + 1, (byte) p.addressFamily());          // ADRFAM
-            b.put(at + 2, (byte) e.subtype());                // SUBTYPE
-            b.put(at + 3, (byte) p.treq());                   // TREQ
-            b.putShort(at + 4, (short) p.portId());           // PORTID
-            b.putShort(at + 6, (short) CNTLID_DYNAMIC);       // CNTLID
+            b.put(at, (byte) p.transportType()); // TRTYPE
+            b.put(at + 1, (byte) p.addressFamily()); // ADRFAM
+            b.put(at + 2, (byte) e.subtype()); // SUBTYPE
+            b.put(at + 3, (byte) p.treq()); // TREQ
+            b.putShort(at + 4, (short) p.portId()); // PORTID
+            b.putShort(at + 6, (short) CNTLID_DYNAMIC); // CNTLID
             b.putShort(at + 8, (short) ControllerProfile.DISCOVERY_ASQSZ); // ASQSZ
             IdentifyPages.text(b, at + 32, 32, p.serviceId()); // TRSVCID
-            IdentifyPages.nqn(b, at + 256, e.subnqn());       // SUBNQN
+            IdentifyPages.nqn(b, at + 256, e.subnqn()); // SUBNQN
             IdentifyPages.text(b, at + 512, 256, e.address()); // TRADDR
             byte[] tsas = p.tsas();
             if (tsas != null) {
                 for (int i = 0; i < tsas.length && i < 256; i++) {
-                    b.put(at + 768 + i, tsas[i]);             // TSAS
+                    b.put(at + 768 + i, tsas[i]); // TSAS
                 }
             }
             at += DISCOVERY_ENTRY;

@@ -15,7 +15,6 @@ import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.namespace.ChunkMemory;
 import io.nvmeof.target.namespace.MemoryBudget;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -52,12 +51,14 @@ public final class NvmeTarget implements AutoCloseable {
     private final MemoryBudget budget;
     /** Namespace RAM as listeners that register memory see it (RDMA, zero copy). */
     private final ChunkMemory chunkMemory = new ChunkMemory();
+
     private final Subsystem discovery = Subsystem.discovery();
     private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<PortInfo> ports = new CopyOnWriteArrayList<>();
     private final CopyOnWriteArrayList<TargetListener> listeners = new CopyOnWriteArrayList<>();
     /** GENCTR of the discovery log: bumped whenever what it lists changes (nvmeof-protocol.md §3.3). */
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
+
     private final ScheduledThreadPoolExecutor scheduler;
     private final QueueAcceptor acceptor = this::accept;
     private volatile boolean started;
@@ -100,8 +101,10 @@ public final class NvmeTarget implements AutoCloseable {
             target.close();
             throw e;
         }
-        LOG.log(Level.INFO, "target created: " + target.subsystems.size() + " subsystem(s), memory budget "
-                + config.memoryBudgetBytes() + " bytes");
+        LOG.log(
+                Level.INFO,
+                "target created: " + target.subsystems.size() + " subsystem(s), memory budget "
+                        + config.memoryBudgetBytes() + " bytes");
         return target;
     }
 
@@ -137,25 +140,37 @@ public final class NvmeTarget implements AutoCloseable {
             Transport transport = Transport.find(lc.transport());
             if (!transport.isAvailable()) {
                 closeListeners();
-                throw new IOException("transport " + lc.transport() + " is not available: " + transport.unavailableReason());
+                throw new IOException(
+                        "transport " + lc.transport() + " is not available: " + transport.unavailableReason());
             }
             int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
-            int inCapsule = lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
-            ListenerOptions options = new ListenerOptions(new InetSocketAddress(lc.address(), lc.port()), portId++,
-                    queueSize, inCapsule, 0, true, lc.ioMode());
+            int inCapsule =
+                    lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
+            ListenerOptions options = new ListenerOptions(
+                    new InetSocketAddress(lc.address(), lc.port()),
+                    portId++,
+                    queueSize,
+                    inCapsule,
+                    0,
+                    true,
+                    lc.ioMode());
             TargetListener listener;
             try {
                 listener = transport.listen(options, acceptor);
             } catch (IOException e) {
                 closeListeners();
-                throw new IOException("cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port()
-                        + ": " + e.getMessage(), e);
+                throw new IOException(
+                        "cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port() + ": "
+                                + e.getMessage(),
+                        e);
             }
             listeners.add(listener);
             attachMemory(listener);
             registerPort(listener.portInfo());
-            LOG.log(Level.INFO, "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID "
-                    + options.portId() + ", " + options.ioMode() + ")");
+            LOG.log(
+                    Level.INFO,
+                    "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID " + options.portId()
+                            + ", " + options.ioMode() + ")");
         }
         return this;
     }
@@ -204,8 +219,10 @@ public final class NvmeTarget implements AutoCloseable {
 
     private void registerPort(PortInfo port) {
         for (PortInfo p : ports) {
-            if (p.transportType() == port.transportType() && p.portId() == port.portId()
-                    && p.address().equals(port.address()) && p.serviceId().equals(port.serviceId())) {
+            if (p.transportType() == port.transportType()
+                    && p.portId() == port.portId()
+                    && p.address().equals(port.address())
+                    && p.serviceId().equals(port.serviceId())) {
                 return;
             }
         }
@@ -291,7 +308,10 @@ public final class NvmeTarget implements AutoCloseable {
 
     /** Identify SN for a subsystem without one: 20 hex digits of a name-based UUID of its NQN, stable across restarts. */
     private static String derivedSerial(String nqn) {
-        return UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8)).toString().replace("-", "").substring(0, 20);
+        return UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8))
+                .toString()
+                .replace("-", "")
+                .substring(0, 20);
     }
 
     // ---- discovery (nvmeof-protocol.md §3.3, §3.7) ----

@@ -9,7 +9,6 @@ import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.ConnectData;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -35,6 +34,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     /** FLAGS must be exactly PSDT 01 and no FUSE: the mask of the checked bits and the value (nvmeof-protocol.md §1.1). */
     private static final int FLAGS_CHECKED = 0xC3;
+
     private static final int FLAGS_REQUIRED = SubmissionQueueEntry.FLAGS_SGL;
     /** Connect data is exactly 1024 bytes (nvmeof-protocol.md §2.2). */
     private static final int CONNECT_DATA_LENGTH = ConnectData.LENGTH;
@@ -42,12 +42,14 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private static final int IATTR_DATA = 1 << 16;
     /** IPO values (nvmeof-protocol.md §2.2): byte offsets in the SQE (QID, SQSIZE) or in the data (CNTLID, SUBNQN, HOSTNQN). */
     private static final int IPO_QID = SubmissionQueueEntry.CONNECT_QID_OFFSET;
+
     private static final int IPO_SQSIZE = SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET;
     private static final int IPO_CNTLID = ConnectData.CNTLID_OFFSET;
     private static final int IPO_SUBNQN = ConnectData.SUBNQN_OFFSET;
     private static final int IPO_HOSTNQN = ConnectData.HOSTNQN_OFFSET;
     /** Write Zeroes CDW12 bit 25: DEAC (nvmeof-protocol.md §4.4). Dataset Management CDW11 bit 2: AD (nvmeof-protocol.md §4.5). */
     private static final int WRITE_ZEROES_DEAC = 1 << 25;
+
     private static final int DSM_AD = 1 << 2;
     /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
     private static final int DSM_RANGE = 16;
@@ -73,6 +75,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private Subsystem subsystem;
     /** -1 until Connect, then 0 (admin) or 1..N. */
     private int qid = -1;
+
     private int sqsize;
     private boolean sqFlowControlDisabled;
     private int sqhd;
@@ -143,8 +146,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 c.adminClosed(cause);
             } else {
                 c.detach(qid, this);
-                LOG.log(Level.INFO, "I/O queue " + qid + " of controller " + c.cntlid() + " (" + subsystem.nqn() + ", "
-                        + channel.remoteAddress() + ") closed" + (cause == null ? "" : ": " + cause));
+                LOG.log(
+                        Level.INFO,
+                        "I/O queue " + qid + " of controller " + c.cntlid() + " (" + subsystem.nqn() + ", "
+                                + channel.remoteAddress() + ") closed" + (cause == null ? "" : ": " + cause));
             }
         }
         controller = null;
@@ -170,12 +175,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         if (qid < 0) {
-            complete(request, Status.dnr(Status.INVALID_OPCODE)); // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
+            complete(
+                    request,
+                    Status.dnr(
+                            Status.INVALID_OPCODE)); // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
             return;
         }
         Controller ctrl = controller;
         if (!ctrl.ready()) {
-            // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like nvmet.
+            // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like
+            // nvmet.
             complete(request, Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR));
             return;
         }
@@ -195,7 +204,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
         int fctype = c.fctype();
         if (fctype == FCTYPE_CONNECT) {
             if (qid >= 0) {
-                complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (nvmeof-protocol.md §2.1)
+                complete(
+                        request,
+                        Status.dnr(
+                                Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (nvmeof-protocol.md §2.1)
             } else if (request.dataLength() != CONNECT_DATA_LENGTH) {
                 complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             } else {
@@ -247,12 +259,15 @@ final class QueueSession implements QueueHandler, DataReceiver {
         }
         Subsystem s = target.subsystemForConnect(subnqn);
         if (s == null) {
-            invalidParameters(request, IATTR_DATA, IPO_SUBNQN, "unknown subsystem " + subnqn + " (host " + hostnqn + ")");
+            invalidParameters(
+                    request, IATTR_DATA, IPO_SUBNQN, "unknown subsystem " + subnqn + " (host " + hostnqn + ")");
             return;
         }
         if (!s.allows(hostnqn)) {
-            LOG.log(Level.WARNING, "Connect refused: host " + hostnqn + " is not allowed on " + subnqn + " ("
-                    + channel.remoteAddress() + ")");
+            LOG.log(
+                    Level.WARNING,
+                    "Connect refused: host " + hostnqn + " is not allowed on " + subnqn + " (" + channel.remoteAddress()
+                            + ")");
             request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
             complete(request, Status.dnr(Status.CONNECT_INVALID_HOST));
             return;
@@ -265,11 +280,21 @@ final class QueueSession implements QueueHandler, DataReceiver {
         }
     }
 
-    private void connectAdmin(TargetRequest request, SubmissionQueueEntry c, ConnectData d, Subsystem s, String hostnqn,
-                              int newSqsize, boolean noFlowControl) {
+    private void connectAdmin(
+            TargetRequest request,
+            SubmissionQueueEntry c,
+            ConnectData d,
+            Subsystem s,
+            String hostnqn,
+            int newSqsize,
+            boolean noFlowControl) {
         if (d.cntlid() != ConnectData.CNTLID_DYNAMIC) {
-            invalidParameters(request, IATTR_DATA, IPO_CNTLID, "admin Connect with CNTLID 0x"
-                    + Integer.toHexString(d.cntlid()) + " (only the dynamic model, 0xFFFF, is supported)");
+            invalidParameters(
+                    request,
+                    IATTR_DATA,
+                    IPO_CNTLID,
+                    "admin Connect with CNTLID 0x" + Integer.toHexString(d.cntlid())
+                            + " (only the dynamic model, 0xFFFF, is supported)");
             return;
         }
         if (newSqsize > ControllerProfile.ADMIN_QUEUE_SIZE - 1) {
@@ -286,22 +311,33 @@ final class QueueSession implements QueueHandler, DataReceiver {
         }
         bind(ctrl, s, 0, newSqsize, noFlowControl);
         ctrl.armKeepAlive();
-        LOG.log(Level.INFO, "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID 0 (admin), "
-                + channel.remoteAddress() + ", KATO " + ctrl.katoMillis() + " ms");
+        LOG.log(
+                Level.INFO,
+                "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID 0 (admin), "
+                        + channel.remoteAddress() + ", KATO " + ctrl.katoMillis() + " ms");
         request.response().dw0(ctrl.cntlid());
         complete(request, Status.SUCCESS);
     }
 
-    private void connectIo(TargetRequest request, ConnectData d, Subsystem s, String hostnqn, int newQid, int newSqsize,
-                           boolean noFlowControl) {
+    private void connectIo(
+            TargetRequest request,
+            ConnectData d,
+            Subsystem s,
+            String hostnqn,
+            int newQid,
+            int newSqsize,
+            boolean noFlowControl) {
         if (s.isDiscovery() || newQid > ControllerProfile.MAX_IO_QUEUES) {
             invalidParameters(request, 0, IPO_QID, "QID " + newQid);
             return;
         }
         Controller ctrl = s.controller(d.cntlid());
         if (ctrl == null || ctrl.isClosed() || !ctrl.hostNqn().equals(hostnqn)) {
-            invalidParameters(request, IATTR_DATA, IPO_CNTLID, "I/O Connect to unknown controller " + d.cntlid()
-                    + " of " + s.nqn() + " by host " + hostnqn);
+            invalidParameters(
+                    request,
+                    IATTR_DATA,
+                    IPO_CNTLID,
+                    "I/O Connect to unknown controller " + d.cntlid() + " of " + s.nqn() + " by host " + hostnqn);
             return;
         }
         if (newSqsize > ctrl.port().maxQueueSize() - 1) {
@@ -313,8 +349,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         if (!ctrl.attach(newQid, this)) {
-            LOG.log(Level.WARNING, "Connect refused: QID " + newQid + " of controller " + ctrl.cntlid() + " (" + s.nqn()
-                    + ") is already connected");
+            LOG.log(
+                    Level.WARNING,
+                    "Connect refused: QID " + newQid + " of controller " + ctrl.cntlid() + " (" + s.nqn()
+                            + ") is already connected");
             complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR));
             return;
         }
@@ -324,8 +362,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         bind(ctrl, s, newQid, newSqsize, noFlowControl);
-        LOG.log(Level.INFO, "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID " + newQid
-                + ", SQSIZE " + newSqsize + ", " + channel.remoteAddress());
+        LOG.log(
+                Level.INFO,
+                "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID " + newQid
+                        + ", SQSIZE " + newSqsize + ", " + channel.remoteAddress());
         request.response().dw0(ctrl.cntlid());
         complete(request, Status.SUCCESS);
     }
@@ -341,15 +381,20 @@ final class QueueSession implements QueueHandler, DataReceiver {
     }
 
     private void invalidParameters(TargetRequest request, int iattr, int ipo, String what) {
-        LOG.log(Level.WARNING, "Connect refused (Invalid Parameters, IPO " + ipo + "): " + what + " from "
-                + channel.remoteAddress());
+        LOG.log(
+                Level.WARNING,
+                "Connect refused (Invalid Parameters, IPO " + ipo + "): " + what + " from " + channel.remoteAddress());
         request.response().dw0(iattr | ipo);
         complete(request, Status.dnr(Status.CONNECT_INVALID_PARAMETERS));
     }
 
     private void disconnect(TargetRequest request) {
         if (qid == 0) {
-            complete(request, Status.dnr(Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (nvmeof-protocol.md §2.4)
+            complete(
+                    request,
+                    Status.dnr(
+                            Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (nvmeof-protocol.md
+            // §2.4)
             return;
         }
         Controller ctrl = controller;
@@ -358,8 +403,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
         ctrl.detach(oldQid, this);
         controller = null;
         qid = -1;
-        LOG.log(Level.INFO, "Disconnect: I/O queue " + oldQid + " of controller " + ctrl.cntlid() + " ("
-                + subsystem.nqn() + ") deleted by the host");
+        LOG.log(
+                Level.INFO,
+                "Disconnect: I/O queue " + oldQid + " of controller " + ctrl.cntlid() + " (" + subsystem.nqn()
+                        + ") deleted by the host");
     }
 
     // ---- NVM I/O (nvmeof-protocol.md §4) ----
@@ -370,7 +417,9 @@ final class QueueSession implements QueueHandler, DataReceiver {
         RamNamespace ns = subsystem.namespace(nsid);
         if (ns == null) {
             // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
-            complete(request, opcode == OPC_FLUSH && nsid == 0xFFFFFFFF ? Status.SUCCESS : Status.dnr(Status.INVALID_NAMESPACE));
+            complete(
+                    request,
+                    opcode == OPC_FLUSH && nsid == 0xFFFFFFFF ? Status.SUCCESS : Status.dnr(Status.INVALID_NAMESPACE));
             return;
         }
         switch (opcode) {
@@ -385,7 +434,8 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 return;
             }
             case OPC_WRITE: {
-                int status = ns.readOnly() ? Status.dnr(Status.NAMESPACE_WRITE_PROTECTED) : checkTransfer(request, c, ns);
+                int status =
+                        ns.readOnly() ? Status.dnr(Status.NAMESPACE_WRITE_PROTECTED) : checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
                     complete(request, status);
                     return;
@@ -531,7 +581,8 @@ final class QueueSession implements QueueHandler, DataReceiver {
         response.sqid(qid < 0 ? 0 : qid);
         response.sqhd(nextSqhd());
         if (status != Status.SUCCESS && controller != null) {
-            controller.recordError(qid, request.command().cid(), status, request.command().nsid());
+            controller.recordError(
+                    qid, request.command().cid(), status, request.command().nsid());
         }
         completed = request;
         request.complete();
@@ -554,8 +605,11 @@ final class QueueSession implements QueueHandler, DataReceiver {
     }
 
     private void internalError(TargetRequest request, RuntimeException e) {
-        LOG.log(Level.ERROR, "internal error on queue " + qid + " (" + channel.remoteAddress() + ") running "
-                + safeDescribe(request), e);
+        LOG.log(
+                Level.ERROR,
+                "internal error on queue " + qid + " (" + channel.remoteAddress() + ") running "
+                        + safeDescribe(request),
+                e);
         if (completed == request) {
             return;
         }

@@ -2,7 +2,6 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.target.namespace.RamNamespace;
-
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -25,7 +24,13 @@ public final class Subsystem {
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = ControllerProfile.MIN_CNTLID;
 
-    Subsystem(String nqn, boolean discovery, boolean allowAnyHost, Collection<String> hosts, String serial, String model) {
+    Subsystem(
+            String nqn,
+            boolean discovery,
+            boolean allowAnyHost,
+            Collection<String> hosts,
+            String serial,
+            String model) {
         this.nqn = nqn;
         this.discovery = discovery;
         this.allowAnyHost = allowAnyHost;

@@ -1,19 +1,18 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.target.config.NamespaceConfig;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
-
 import static io.nvmeof.target.DiscoveryTest.await;
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.target.config.NamespaceConfig;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** Features, Keep Alive, AER and namespace-change events, Abort (nvmeof-protocol.md §3.1, §3.4–§3.6). */
 class AdminTest {
@@ -31,18 +30,30 @@ class AdminTest {
         host.bringUp(TestTargets.NQN, 1);
         FakeRequest many = check(host.admin(InJvmHost.setFeatures(0x07, 1000 | (5 << 16))));
         assertEquals(127 | (5 << 16), many.dw0(), "NSQA clamped to 128 queues, NCQA as asked");
-        assertEquals(127 | (5 << 16), check(host.admin(InJvmHost.getFeatures(0x07, 0))).dw0());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.setFeatures(0x07, 0xFFFF)).status());
+        assertEquals(
+                127 | (5 << 16),
+                check(host.admin(InJvmHost.getFeatures(0x07, 0))).dw0());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.setFeatures(0x07, 0xFFFF)).status());
         check(host.admin(InJvmHost.setFeatures(0x0F, 2500)));
         assertEquals(3000, check(host.admin(InJvmHost.getFeatures(0x0F, 0))).dw0(), "KATO rounded up to KAS (1 s)");
         check(host.admin(InJvmHost.setFeatures(0x0B, 0x100)));
         assertEquals(0x100, check(host.admin(InJvmHost.getFeatures(0x0B, 0))).dw0());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.setFeatures(0x0B, 0x200)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.setFeatures(0x0B, 0x200)).status());
         assertEquals(1, check(host.admin(InJvmHost.getFeatures(0x06, 0))).dw0(), "volatile write cache enabled");
         assertEquals(4, check(host.admin(InJvmHost.getFeatures(0x06, 3))).dw0(), "SEL 3: changeable");
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.setFeatures(0x0E, 0)).status(), "no Timestamp");
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getFeatures(0x04, 0)).status());
-        assertEquals(Status.dnr(Status.FEATURE_NOT_SAVEABLE),
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.setFeatures(0x0E, 0)).status(),
+                "no Timestamp");
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getFeatures(0x04, 0)).status());
+        assertEquals(
+                Status.dnr(Status.FEATURE_NOT_SAVEABLE),
                 host.admin(InJvmHost.setFeatures(0x0F | 0x80000000, 1000)).status());
         // Abort: "not aborted"
         FakeRequest abort = new FakeRequest().expect(0);
@@ -52,7 +63,9 @@ class AdminTest {
         FakeRequest create = new FakeRequest().expect(0);
         create.sqe().opcode(0x01);
         assertEquals(Status.dnr(Status.INVALID_OPCODE), host.admin(create).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getLogPage(0x03, 0, 0, 512, false)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getLogPage(0x03, 0, 0, 512, false)).status());
     }
 
     @Test
@@ -65,13 +78,16 @@ class AdminTest {
             aer.sqe().cid(31 + i);
             aers.add(host.admin.submit(aer));
         }
-        assertEquals(Status.dnr(Status.ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED),
+        assertEquals(
+                Status.dnr(Status.ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED),
                 host.admin(InJvmHost.asyncEventRequest()).status());
         for (FakeRequest aer : aers) {
             assertFalse(aer.done.isDone());
         }
-        // a namespace appears at run time: one AER completes with "namespace attribute changed" (nvmeof-protocol.md §3.6)
-        int nsid = target.addNamespace(TestTargets.NQN, NamespaceConfig.of(0, 1L << 30)).nsid();
+        // a namespace appears at run time: one AER completes with "namespace attribute changed" (nvmeof-protocol.md
+        // §3.6)
+        int nsid = target.addNamespace(TestTargets.NQN, NamespaceConfig.of(0, 1L << 30))
+                .nsid();
         assertEquals(4, nsid);
         FakeRequest event = await(aers.get(0));
         assertEquals(0x00040002, event.dw0());
@@ -80,7 +96,8 @@ class AdminTest {
         target.removeNamespace(TestTargets.NQN, 2);
         check(host.admin(InJvmHost.keepAlive())); // let the admin thread run the event
         assertFalse(aers.get(1).done.isDone());
-        ByteBuffer changed = check(host.admin(InJvmHost.getLogPage(0x04, 0xFFFFFFFF, 0, 4096, false))).dataBuffer();
+        ByteBuffer changed = check(host.admin(InJvmHost.getLogPage(0x04, 0xFFFFFFFF, 0, 4096, false)))
+                .dataBuffer();
         assertEquals(2, changed.getInt(0));
         assertEquals(4, changed.getInt(4));
         assertEquals(0, changed.getInt(8));
@@ -89,13 +106,16 @@ class AdminTest {
         assertEquals(3, list.getInt(4));
         assertEquals(4, list.getInt(8));
         // read with RAE=0: the list is cleared and events flow again
-        ByteBuffer empty = check(host.admin(InJvmHost.getLogPage(0x04, 0xFFFFFFFF, 0, 4096, false))).dataBuffer();
+        ByteBuffer empty = check(host.admin(InJvmHost.getLogPage(0x04, 0xFFFFFFFF, 0, 4096, false)))
+                .dataBuffer();
         assertEquals(0, empty.getInt(0));
         target.addNamespace(TestTargets.NQN, NamespaceConfig.of(2, 1L << 20));
         assertEquals(0x00040002, await(aers.get(1)).dw0());
         // the new namespace is usable at once
         check(host.io(InJvmHost.write(4, 0, new byte[4096], 4096)));
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.io(InJvmHost.read(5, 0, 1, 4096)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.io(InJvmHost.read(5, 0, 1, 4096)).status());
     }
 
     @Test
@@ -123,7 +143,8 @@ class AdminTest {
     void keepAliveWithKato0IsInvalid() {
         check(host.connectAdmin(TestTargets.NQN, 0));
         host.enable();
-        assertEquals(Status.KEEP_ALIVE_INVALID, host.admin(InJvmHost.keepAlive()).status());
+        assertEquals(
+                Status.KEEP_ALIVE_INVALID, host.admin(InJvmHost.keepAlive()).status());
     }
 
     @Test

@@ -1,19 +1,18 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Properties;
-import io.nvmeof.core.command.Status;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Properties;
+import io.nvmeof.core.command.Status;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The Linux host's I/O controller bring-up, step by step (nvmeof-protocol.md §7.1), and the Identify pages it checks. */
 class BringUpTest {
@@ -64,9 +63,13 @@ class BringUpTest {
         check(host.propertySet(Properties.CC, 0x00460000));
         assertEquals(0, check(host.propertyGet(Properties.CSTS, false)).dw0());
         // a command before ready: Command Sequence Error + DNR
-        assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR), host.admin(InJvmHost.identify(1, 0)).status());
+        assertEquals(
+                Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                host.admin(InJvmHost.identify(1, 0)).status());
         check(host.propertySet(Properties.CC, 0x00460001));
-        assertEquals(Properties.CSTS_RDY, check(host.propertyGet(Properties.CSTS, false)).dw0());
+        assertEquals(
+                Properties.CSTS_RDY,
+                check(host.propertyGet(Properties.CSTS, false)).dw0());
         assertEquals(0x00460001, check(host.propertyGet(Properties.CC, false)).dw0());
         // 10: VS
         assertEquals(0x00010300, check(host.propertyGet(Properties.VS, false)).dw0());
@@ -98,11 +101,13 @@ class BringUpTest {
         assertEquals(1, id.get(1803), "MSDBD");
 
         // 12: effects log (LPA bit 1)
-        ByteBuffer effects = check(host.admin(InJvmHost.getLogPage(0x05, 0, 0, 4096, false))).dataBuffer();
+        ByteBuffer effects =
+                check(host.admin(InJvmHost.getLogPage(0x05, 0, 0, 4096, false))).dataBuffer();
         assertEquals(1, effects.getInt(4 * 0x06) & 1, "Identify supported");
         assertEquals(3, effects.getInt(1024 + 4 * 0x01), "Write: CSUPP + LBCC");
         // 15: SMART
-        ByteBuffer smart = check(host.admin(InJvmHost.getLogPage(0x02, 0xFFFFFFFF, 0, 512, false))).dataBuffer();
+        ByteBuffer smart = check(host.admin(InJvmHost.getLogPage(0x02, 0xFFFFFFFF, 0, 512, false)))
+                .dataBuffer();
         assertEquals(512, smart.capacity());
         // 17: Number of Queues
         FakeRequest nq = check(host.admin(InJvmHost.setFeatures(0x07, 3 | (3 << 16))));
@@ -159,10 +164,17 @@ class BringUpTest {
         // inactive NSID: zeroed page, success
         ByteBuffer inactive = check(host.admin(InJvmHost.identify(0x00, 77))).dataBuffer();
         assertEquals(0, inactive.getLong(8));
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.admin(InJvmHost.identify(0x00, 0xFFFFFFFF)).status());
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.admin(InJvmHost.identify(0x03, 77)).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.identify(0x1F, 0)).status());
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.admin(InJvmHost.identify(0x00, 0xFFFFFFFF)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.admin(InJvmHost.identify(0x03, 77)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.identify(0x1F, 0)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
                 host.admin(InJvmHost.identify(0x01, 0).dataLength(512)).status());
         // Keep Alive
         check(host.admin(InJvmHost.keepAlive()));

@@ -1,14 +1,14 @@
 package io.nvmeof.target;
 
+import static io.nvmeof.target.InJvmHost.check;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.command.Status;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
-import static io.nvmeof.target.InJvmHost.check;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 /** Connect validation (nvmeof-protocol.md §2.1, §2.2) and the Property Get/Set state machine (nvmeof-protocol.md §2.3). */
 class ConnectTest {
@@ -52,7 +52,10 @@ class ConnectTest {
         r = raw(adminConnect(TestTargets.PRIVATE_NQN, InJvmHost.HOST_NQN));
         assertEquals(Status.dnr(Status.CONNECT_INVALID_HOST), r.status());
         assertEquals((1 << 16) | 512, r.dw0(), "IATTR 1, IPO 512");
-        assertEquals(0, raw(adminConnect(TestTargets.PRIVATE_NQN, TestTargets.OTHER_HOST)).status());
+        assertEquals(
+                0,
+                raw(adminConnect(TestTargets.PRIVATE_NQN, TestTargets.OTHER_HOST))
+                        .status());
 
         r = raw(InJvmHost.connect(0, 0, 0, 5000, 0xFFFF, TestTargets.NQN, InJvmHost.HOST_NQN));
         assertEquals(Status.dnr(Status.CONNECT_INVALID_PARAMETERS), r.status());
@@ -62,7 +65,8 @@ class ConnectTest {
         assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID), r.status());
 
         // a non-Connect command on an unconnected queue
-        assertEquals(Status.dnr(Status.INVALID_OPCODE), raw(InJvmHost.identify(1, 0)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_OPCODE), raw(InJvmHost.identify(1, 0)).status());
         FakeRequest pget = new FakeRequest().expect(0);
         pget.sqe().opcode(0x7F).fctype(0x04).property(1, 0, 0);
         assertEquals(Status.dnr(Status.INVALID_OPCODE), raw(pget).status());
@@ -94,9 +98,14 @@ class ConnectTest {
         r = q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, TestTargets.OTHER_HOST));
         assertEquals(Status.dnr(Status.CONNECT_INVALID_PARAMETERS), r.status());
         // second Connect on a connected queue
-        assertEquals(0, q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN)).status());
-        assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
-                q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN)).status());
+        assertEquals(
+                0,
+                q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN))
+                        .status());
+        assertEquals(
+                Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN))
+                        .status());
         // Property Get on an I/O queue
         FakeRequest pget = new FakeRequest().expect(0);
         pget.sqe().opcode(0x7F).fctype(0x04).property(1, 0, 0);
@@ -105,11 +114,16 @@ class ConnectTest {
         FakeRequest disc = new FakeRequest().expect(0);
         disc.sqe().opcode(0x7F).fctype(0x08);
         assertEquals(0, q.call(disc).status());
-        assertEquals(Status.dnr(Status.INVALID_OPCODE), q.call(InJvmHost.flush(1)).status(), "not connected any more");
-        assertEquals(0, q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_OPCODE), q.call(InJvmHost.flush(1)).status(), "not connected any more");
+        assertEquals(
+                0,
+                q.call(InJvmHost.connect(2, 127, 0, 0, host.cntlid, TestTargets.NQN, InJvmHost.HOST_NQN))
+                        .status());
         FakeRequest adminDisc = new FakeRequest().expect(0);
         adminDisc.sqe().opcode(0x7F).fctype(0x08);
-        assertEquals(Status.dnr(Status.INVALID_QUEUE_TYPE), host.admin(adminDisc).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_QUEUE_TYPE), host.admin(adminDisc).status());
         // I/O queues on a discovery controller do not exist
         InJvmHost disco = new InJvmHost(target);
         check(disco.connectAdmin(Nqn.DISCOVERY, 0));
@@ -140,25 +154,38 @@ class ConnectTest {
     void propertiesAndHandshakes() {
         check(host.connectAdmin(TestTargets.NQN, 5000));
         // CAP needs 8 bytes, VS/CC/CSTS 4; only CC is writable; unknown offsets refused
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.propertyGet(Properties.CAP, false).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.propertyGet(Properties.VS, true).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.propertyGet(0x68, false).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.propertySet(Properties.CSTS, 1).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.propertySet(Properties.NSSR, 0x4E564D65).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.propertyGet(Properties.CAP, false).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.propertyGet(Properties.VS, true).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD), host.propertyGet(0x68, false).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.propertySet(Properties.CSTS, 1).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.propertySet(Properties.NSSR, 0x4E564D65).status());
         // a bad CC (IOSQES 5) sets CFS and never RDY
         check(host.propertySet(Properties.CC, 0x00450001));
         int csts = host.propertyGet(Properties.CSTS, false).dw0();
         assertEquals(Properties.CSTS_CFS, csts & (Properties.CSTS_CFS | Properties.CSTS_RDY));
-        assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR), host.admin(InJvmHost.keepAlive()).status());
+        assertEquals(
+                Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                host.admin(InJvmHost.keepAlive()).status());
         // reset, then a good enable
         check(host.propertySet(Properties.CC, 0x00460000));
         assertEquals(0, host.propertyGet(Properties.CSTS, false).dw0());
         check(host.propertySet(Properties.CC, 0x00460001));
-        assertEquals(Properties.CSTS_RDY, host.propertyGet(Properties.CSTS, false).dw0());
+        assertEquals(
+                Properties.CSTS_RDY, host.propertyGet(Properties.CSTS, false).dw0());
         // MPS != 0 is refused too
         check(host.propertySet(Properties.CC, 0x00460000));
         check(host.propertySet(Properties.CC, 0x00460081));
-        assertEquals(Properties.CSTS_CFS, host.propertyGet(Properties.CSTS, false).dw0() & Properties.CSTS_CFS);
+        assertEquals(
+                Properties.CSTS_CFS, host.propertyGet(Properties.CSTS, false).dw0() & Properties.CSTS_CFS);
         check(host.propertySet(Properties.CC, 0x00460000));
         check(host.propertySet(Properties.CC, 0x00460001));
         // shutdown: SHST complete, RDY clear; SHN back to 0 clears SHST
@@ -182,7 +209,9 @@ class ConnectTest {
         fabricsPrp.sqe().flags(0).opcode(0x7F).fctype(0x04).property(1, 0, 0);
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(fabricsPrp).status());
         // a transport status wins
-        assertEquals(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID),
-                host.io(InJvmHost.flush(1).transportStatus(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID))).status());
+        assertEquals(
+                Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID),
+                host.io(InJvmHost.flush(1).transportStatus(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID)))
+                        .status());
     }
 }

@@ -2,7 +2,6 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.DataRelease;
-
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +13,7 @@ import java.util.List;
  */
 public class DirectPlacementRequest extends FakeRequest {
     /** One destination named by the core. */
-    public record Destination(ByteBuffer memory, int offset, int length, DataRelease release) { }
+    public record Destination(ByteBuffer memory, int offset, int length, DataRelease release) {}
 
     private final byte[] hostBytes;
     public final List<Destination> destinations = new ArrayList<>();

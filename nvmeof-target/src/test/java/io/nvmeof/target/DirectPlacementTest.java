@@ -1,15 +1,14 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.target.namespace.RamNamespace;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.util.Random;
-
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.target.namespace.RamNamespace;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** Write through a transport that places data directly (RDMA zero copy): the core names namespace chunks, no data(). */
 class DirectPlacementTest {
@@ -41,11 +40,16 @@ class DirectPlacementTest {
         assertArrayEquals(data, check(host.io(InJvmHost.read(1, slba, 32, BS))).received());
         // the checks still come first: out of range, length mismatch, read-only namespace
         long blocks = (64L << 20) / BS;
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(write(1, blocks, new byte[BS])).status());
-        assertEquals(Status.dnr(Status.NAMESPACE_WRITE_PROTECTED), host.io(write(3, 0, new byte[BS])).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(write(1, blocks, new byte[BS])).status());
+        assertEquals(
+                Status.dnr(Status.NAMESPACE_WRITE_PROTECTED),
+                host.io(write(3, 0, new byte[BS])).status());
         // budget of 4 chunks: 2 used; a write needing 3 new chunks is refused and releases what it named
         DirectPlacementRequest big = write(1, 4L * RamNamespace.CHUNK_SIZE / BS, new byte[3 * RamNamespace.CHUNK_SIZE]);
         assertEquals(Status.CAPACITY_EXCEEDED, host.io(big).status());
-        assertEquals(4L * RamNamespace.CHUNK_SIZE, target.memoryUsedBytes(), "two new chunks stay allocated (in the table)");
+        assertEquals(
+                4L * RamNamespace.CHUNK_SIZE, target.memoryUsedBytes(), "two new chunks stay allocated (in the table)");
     }
 }

@@ -1,21 +1,20 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Nqn;
-import io.nvmeof.core.command.Properties;
-import io.nvmeof.core.command.Status;
-import io.nvmeof.core.spi.PortInfo;
-import io.nvmeof.target.config.NamespaceConfig;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-
 import static io.nvmeof.target.BringUpTest.ascii;
 import static io.nvmeof.target.BringUpTest.nqn;
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Nqn;
+import io.nvmeof.core.command.Properties;
+import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.target.config.NamespaceConfig;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** `nvme discover` against the discovery controller (nvmeof-protocol.md §7.2, §3.3, §3.7). */
 class DiscoveryTest {
@@ -35,7 +34,9 @@ class DiscoveryTest {
         Controller ctrl = target.discoverySubsystem().controllers().get(0);
         assertEquals(120_000, ctrl.katoMillis(), "KATO 0 on discovery uses TargetConfig.discoveryKatoMillis");
         // before enable a discovery controller answers Invalid Opcode + DNR
-        assertEquals(Status.dnr(Status.INVALID_OPCODE), host.admin(InJvmHost.identify(1, 0)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_OPCODE),
+                host.admin(InJvmHost.identify(1, 0)).status());
         assertEquals(Properties.CSTS_RDY, host.enable());
 
         ByteBuffer id = check(host.admin(InJvmHost.identify(0x01, 0))).dataBuffer();
@@ -47,17 +48,24 @@ class DiscoveryTest {
         assertEquals(0, id.getInt(516), "NN 0");
         // MAXCMD agrees with CAP.MQES + 1, as on I/O controllers (the Linux host warns otherwise).
         assertEquals(128, id.getShort(514) & 0xFFFF, "MAXCMD");
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.identify(0x02, 0)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.identify(0x02, 0)).status());
 
         check(host.admin(InJvmHost.setFeatures(0x0B, 0x80000000)));
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.setFeatures(0x0B, 0x100)).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.setFeatures(0x07, 0)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.setFeatures(0x0B, 0x100)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.setFeatures(0x07, 0)).status());
         FakeRequest aer = InJvmHost.asyncEventRequest();
         aer.sqe().cid(31);
         host.admin.submit(aer);
 
         // 14: header, 20 bytes
-        ByteBuffer header = check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, true))).dataBuffer();
+        ByteBuffer header =
+                check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, true))).dataBuffer();
         long genctr = header.getLong(0);
         long numrec = header.getLong(8);
         assertEquals(0, header.getShort(16), "RECFMT");
@@ -70,7 +78,8 @@ class DiscoveryTest {
             entries.put(1024 * i, r.received());
         }
         // 16: header again, same GENCTR
-        ByteBuffer again = check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, false))).dataBuffer();
+        ByteBuffer again =
+                check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, false))).dataBuffer();
         assertEquals(genctr, again.getLong(0));
         assertEquals(numrec, again.getLong(8));
 
@@ -90,18 +99,37 @@ class DiscoveryTest {
         // a whole-page read agrees with the pieces; a misaligned LPO is refused; LPO past the end is refused
         FakeRequest whole = check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 3072, false)));
         assertEquals(ascii(entries, 1024 + 256, 30), ascii(whole.dataBuffer(), 2048 + 256, 30));
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getLogPage(0x70, 0, 2, 20, false)).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getLogPage(0x70, 0, 8192, 20, false)).status());
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
-                host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, false).dataLength(24)).status());
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getLogPage(0x02, 0, 0, 512, false)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getLogPage(0x70, 0, 2, 20, false)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getLogPage(0x70, 0, 8192, 20, false)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
+                host.admin(InJvmHost.getLogPage(0x70, 0, 0, 20, false).dataLength(24))
+                        .status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getLogPage(0x02, 0, 0, 512, false)).status());
 
         // a new port changes GENCTR and raises the discovery AEN on the held AER
-        target.acceptorFor(new PortInfo(PortInfo.TRTYPE_TCP, PortInfo.ADRFAM_IPV4, "0.0.0.0", "4421", 2, 128, 8192,
-                0x00100001, 0, 0, new byte[0]));
+        target.acceptorFor(new PortInfo(
+                PortInfo.TRTYPE_TCP,
+                PortInfo.ADRFAM_IPV4,
+                "0.0.0.0",
+                "4421",
+                2,
+                128,
+                8192,
+                0x00100001,
+                0,
+                0,
+                new byte[0]));
         FakeRequest event = await(aer);
         assertEquals(0x0070F002, event.dw0());
-        ByteBuffer after = check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 1024, false))).dataBuffer();
+        ByteBuffer after =
+                check(host.admin(InJvmHost.getLogPage(0x70, 0, 0, 1024, false))).dataBuffer();
         assertTrue(after.getLong(0) != genctr);
         assertEquals(4, after.getLong(8));
         // the wildcard port is listed with the address the host reached us at
@@ -115,11 +143,13 @@ class DiscoveryTest {
 
     @Test
     void allowedHostSeesPrivateSubsystem() {
-        InJvmHost other = new InJvmHost(target.acceptorFor(InJvmQueue.TCP_PORT), InJvmQueue.TCP_PORT, TestTargets.OTHER_HOST);
+        InJvmHost other =
+                new InJvmHost(target.acceptorFor(InJvmQueue.TCP_PORT), InJvmQueue.TCP_PORT, TestTargets.OTHER_HOST);
         try {
             check(other.connectAdmin(Nqn.DISCOVERY, 0));
             other.enable();
-            ByteBuffer header = check(other.admin(InJvmHost.getLogPage(0x70, 0, 0, 3 * 1024 + 1024, false))).dataBuffer();
+            ByteBuffer header = check(other.admin(InJvmHost.getLogPage(0x70, 0, 0, 3 * 1024 + 1024, false)))
+                    .dataBuffer();
             assertEquals(3, header.getLong(8));
             assertEquals(TestTargets.PRIVATE_NQN, nqn(header, 3 * 1024 + 256));
         } finally {

@@ -6,7 +6,6 @@ import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -20,8 +19,10 @@ import java.util.concurrent.CompletableFuture;
  * unreleased until {@link #releaseData()}, like a transport whose socket is slow.
  */
 public class FakeRequest implements TargetRequest {
-    public final ByteBuffer commandBuffer = ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-    private final ByteBuffer responseBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+    public final ByteBuffer commandBuffer =
+            ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer responseBuffer =
+            ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final SubmissionQueueEntry command = new SubmissionQueueEntry();
     private final CompletionQueueEntry response = new CompletionQueueEntry();
     final CompletableFuture<FakeRequest> done = new CompletableFuture<>();
@@ -69,7 +70,8 @@ public class FakeRequest implements TargetRequest {
 
     /** Host-to-controller data: in-capsule (SGL 0x01), heap buffer unless {@code direct}. */
     public FakeRequest send(byte[] data, boolean direct) {
-        ByteBuffer b = (direct ? ByteBuffer.allocateDirect(data.length) : ByteBuffer.allocate(data.length)).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = (direct ? ByteBuffer.allocateDirect(data.length) : ByteBuffer.allocate(data.length))
+                .order(ByteOrder.LITTLE_ENDIAN);
         b.put(0, data);
         hostData = b;
         dataLength = data.length;

@@ -5,7 +5,6 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.wire.ConnectData;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Map;
@@ -133,7 +132,8 @@ public final class InJvmHost implements AutoCloseable {
 
     // ---- command builders (static, reusable by other tests) ----
 
-    public static FakeRequest connect(int qid, int sqsize, int cattr, int kato, int cntlid, String subnqn, String hostnqn) {
+    public static FakeRequest connect(
+            int qid, int sqsize, int cattr, int kato, int cntlid, String subnqn, String hostnqn) {
         ByteBuffer data = ByteBuffer.allocate(ConnectData.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         ConnectData d = new ConnectData();
         d.wrap(data, 0);
@@ -155,7 +155,9 @@ public final class InJvmHost implements AutoCloseable {
     public static FakeRequest getLogPage(int lid, int nsid, long lpo, int length, boolean rae) {
         int numd = length / 4 - 1;
         FakeRequest r = new FakeRequest().expect(length);
-        r.sqe().opcode(0x02).nsid(nsid)
+        r.sqe()
+                .opcode(0x02)
+                .nsid(nsid)
                 .cdw(10, lid | (rae ? 0x8000 : 0) | ((numd & 0xFFFF) << 16))
                 .cdw(11, numd >>> 16)
                 .cdw(12, (int) lpo)

@@ -4,7 +4,6 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
-
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.CompletableFuture;
@@ -20,8 +19,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class InJvmQueue implements QueueChannel {
     private static final AtomicInteger IDS = new AtomicInteger();
-    public static final PortInfo TCP_PORT = new PortInfo(PortInfo.TRTYPE_TCP, PortInfo.ADRFAM_IPV4, "127.0.0.1", "4420", 1,
-            128, 16384, 0x00100001, 0, PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED, new byte[0]);
+    public static final PortInfo TCP_PORT = new PortInfo(
+            PortInfo.TRTYPE_TCP,
+            PortInfo.ADRFAM_IPV4,
+            "127.0.0.1",
+            "4420",
+            1,
+            128,
+            16384,
+            0x00100001,
+            0,
+            PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
+            new byte[0]);
 
     private final PortInfo port;
     private final ExecutorService executor;

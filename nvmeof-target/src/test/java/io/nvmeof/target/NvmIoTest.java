@@ -1,17 +1,16 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.target.namespace.RamNamespace;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.util.Arrays;
-import java.util.Random;
-
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.target.namespace.RamNamespace;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** NVM I/O commands and their statuses (nvmeof-protocol.md §4) over the in-JVM transport. */
 class NvmIoTest {
@@ -48,7 +47,9 @@ class NvmIoTest {
         System.arraycopy(data, 0, expected, 2 * BS, 2 * BS);
         assertArrayEquals(expected, mixed.received());
         // far away: zeroes
-        assertArrayEquals(new byte[8 * BS], check(host.io(InJvmHost.read(1, 10_000, 8, BS))).received());
+        assertArrayEquals(
+                new byte[8 * BS],
+                check(host.io(InJvmHost.read(1, 10_000, 8, BS))).received());
         // write data delivered later (R2T-like) and from a direct buffer
         byte[] more = random(3 * BS, 2);
         FakeRequest w = InJvmHost.write(1, 5, more, BS);
@@ -73,24 +74,54 @@ class NvmIoTest {
     void errorStatuses() {
         host.bringUp(TestTargets.NQN, 1);
         long blocks = (64L << 20) / BS;
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.io(InJvmHost.read(9, 0, 1, BS)).status());
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.io(InJvmHost.read(0, 0, 1, BS)).status());
-        assertEquals(Status.dnr(Status.INVALID_NAMESPACE), host.io(InJvmHost.flush(0)).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.read(1, blocks, 1, BS)).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.read(1, blocks - 1, 2, BS)).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.read(1, -1L, 1, BS)).status(), "unsigned SLBA");
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.read(1, Long.MAX_VALUE, 2, BS)).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.write(1, blocks, new byte[BS], BS)).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.writeZeroes(1, blocks - 1, 2, false)).status());
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(InJvmHost.read(1, 0, 1, BS).dataLength(512)).status());
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
-                host.io(InJvmHost.write(1, 0, new byte[2 * BS], BS).dataLength(BS)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.io(InJvmHost.read(9, 0, 1, BS)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.io(InJvmHost.read(0, 0, 1, BS)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.io(InJvmHost.flush(0)).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.read(1, blocks, 1, BS)).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.read(1, blocks - 1, 2, BS)).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.read(1, -1L, 1, BS)).status(),
+                "unsigned SLBA");
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.read(1, Long.MAX_VALUE, 2, BS)).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.write(1, blocks, new byte[BS], BS)).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.writeZeroes(1, blocks - 1, 2, false)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
+                host.io(InJvmHost.read(1, 0, 1, BS).dataLength(512)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
+                host.io(InJvmHost.write(1, 0, new byte[2 * BS], BS).dataLength(BS))
+                        .status());
         FakeRequest wrongNlb = InJvmHost.write(1, 0, new byte[BS], BS);
         wrongNlb.sqe().nlb(1);
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(wrongNlb).status());
-        assertEquals(Status.dnr(Status.NAMESPACE_WRITE_PROTECTED), host.io(InJvmHost.write(3, 0, new byte[BS], BS)).status());
-        assertEquals(Status.dnr(Status.NAMESPACE_WRITE_PROTECTED), host.io(InJvmHost.writeZeroes(3, 0, 1, true)).status());
-        assertEquals(Status.dnr(Status.NAMESPACE_WRITE_PROTECTED), host.io(InJvmHost.deallocate(3, 0, 1)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(wrongNlb).status());
+        assertEquals(
+                Status.dnr(Status.NAMESPACE_WRITE_PROTECTED),
+                host.io(InJvmHost.write(3, 0, new byte[BS], BS)).status());
+        assertEquals(
+                Status.dnr(Status.NAMESPACE_WRITE_PROTECTED),
+                host.io(InJvmHost.writeZeroes(3, 0, 1, true)).status());
+        assertEquals(
+                Status.dnr(Status.NAMESPACE_WRITE_PROTECTED),
+                host.io(InJvmHost.deallocate(3, 0, 1)).status());
         check(host.io(InJvmHost.read(3, 0, 1, BS)));
         FakeRequest unknown = InJvmHost.flush(1);
         unknown.sqe().opcode(0x04); // Write Uncorrectable is not advertised
@@ -99,11 +130,16 @@ class NvmIoTest {
         vendor.sqe().opcode(0x81);
         assertEquals(Status.dnr(Status.INVALID_OPCODE), host.io(vendor).status());
         // a failed data transfer completes with the transport's status
-        assertEquals(Status.DATA_TRANSFER_ERROR,
-                host.io(InJvmHost.write(1, 0, new byte[BS], BS).dataStatus(Status.DATA_TRANSFER_ERROR)).status());
+        assertEquals(
+                Status.DATA_TRANSFER_ERROR,
+                host.io(InJvmHost.write(1, 0, new byte[BS], BS).dataStatus(Status.DATA_TRANSFER_ERROR))
+                        .status());
         FakeRequest shortDsm = InJvmHost.deallocate(1, 0, 1).dataLength(8);
-        assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(shortDsm).status());
-        assertEquals(Status.dnr(Status.LBA_OUT_OF_RANGE), host.io(InJvmHost.deallocate(1, blocks - 1, 2)).status());
+        assertEquals(
+                Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(shortDsm).status());
+        assertEquals(
+                Status.dnr(Status.LBA_OUT_OF_RANGE),
+                host.io(InJvmHost.deallocate(1, blocks - 1, 2)).status());
         // the error log lists the last failure first
         FakeRequest log = check(host.admin(InJvmHost.getLogPage(0x01, 0, 0, 64, false)));
         assertTrue(log.dataBuffer().getLong(0) > 0);
@@ -125,8 +161,12 @@ class NvmIoTest {
         check(host.io(InJvmHost.compare(1, 3, Arrays.copyOfRange(data, 3 * BS, 5 * BS), BS)));
         byte[] wrong = Arrays.copyOfRange(data, 3 * BS, 5 * BS);
         wrong[BS + 7] ^= 1;
-        assertEquals(Status.dnr(Status.COMPARE_FAILURE), host.io(InJvmHost.compare(1, 3, wrong, BS)).status());
-        assertEquals(Status.dnr(Status.COMPARE_FAILURE), host.io(InJvmHost.compare(1, 5000, wrong, BS)).status());
+        assertEquals(
+                Status.dnr(Status.COMPARE_FAILURE),
+                host.io(InJvmHost.compare(1, 3, wrong, BS)).status());
+        assertEquals(
+                Status.dnr(Status.COMPARE_FAILURE),
+                host.io(InJvmHost.compare(1, 5000, wrong, BS)).status());
         check(host.io(InJvmHost.compare(1, 5000, new byte[2 * BS], BS)));
 
         // Write Zeroes without DEAC zeroes in place and keeps the memory
@@ -138,7 +178,9 @@ class NvmIoTest {
         // Write Zeroes with DEAC over a whole chunk frees it
         check(host.io(InJvmHost.writeZeroes(1, chunkBlocks, chunkBlocks, true)));
         assertEquals(CHUNK, target.memoryUsedBytes());
-        assertArrayEquals(new byte[BS], check(host.io(InJvmHost.read(1, chunkBlocks + 3, 1, BS))).received());
+        assertArrayEquals(
+                new byte[BS],
+                check(host.io(InJvmHost.read(1, chunkBlocks + 3, 1, BS))).received());
 
         // DSM deallocate: a partial range is zeroed, a whole chunk goes back to the budget
         check(host.io(InJvmHost.writeZeroes(1, 0, 0 + 1, false))); // no-op on memory
@@ -149,7 +191,8 @@ class NvmIoTest {
         assertArrayEquals(new byte[2 * BS], Arrays.copyOfRange(after, BS, 3 * BS));
         check(host.io(InJvmHost.deallocate(1, 0, chunkBlocks, 9000, 10)));
         assertEquals(0, target.memoryUsedBytes(), "DSM deallocate returned the memory to the budget");
-        assertArrayEquals(new byte[BS], check(host.io(InJvmHost.read(1, 7, 1, BS))).received());
+        assertArrayEquals(
+                new byte[BS], check(host.io(InJvmHost.read(1, 7, 1, BS))).received());
         // DSM without AD is a hint
         FakeRequest hint = InJvmHost.deallocate(1, 0, 1);
         hint.sqe().cdw(11, 1);
@@ -186,7 +229,8 @@ class NvmIoTest {
             check(host.io(InJvmHost.write(1, i * 64L, new byte[64 * BS], BS)));
         }
         check(host.io(InJvmHost.read(1, 0, 1, BS)));
-        var smart = check(host.admin(InJvmHost.getLogPage(0x02, 0xFFFFFFFF, 0, 512, false))).dataBuffer();
+        var smart = check(host.admin(InJvmHost.getLogPage(0x02, 0xFFFFFFFF, 0, 512, false)))
+                .dataBuffer();
         assertEquals(2, smart.getLong(48), "3 × 256 KiB written = 1536 units of 512 bytes → 2 data units");
         assertEquals(1, smart.getLong(32));
         assertEquals(1, smart.getLong(64), "host read commands");

@@ -1,17 +1,16 @@
 package io.nvmeof.target;
 
-import io.nvmeof.core.command.Status;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-
 import static io.nvmeof.target.InJvmHost.check;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The vendor-specific performance log page, LID 0xC0: layout, and counters that grow with work. */
 class PerfStatsLogPageTest {
@@ -26,7 +25,8 @@ class PerfStatsLogPageTest {
     }
 
     private ByteBuffer page() {
-        ByteBuffer b = check(host.admin(InJvmHost.getLogPage(0xC0, 0, 0, 512, false))).dataBuffer();
+        ByteBuffer b =
+                check(host.admin(InJvmHost.getLogPage(0xC0, 0, 0, 512, false))).dataBuffer();
         return b.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -40,7 +40,8 @@ class PerfStatsLogPageTest {
         assertEquals(1, b.getShort(4), "version");
         assertEquals(512, b.getShort(6), "page size");
         assertTrue(b.getLong(24) > 0, "process CPU ns");
-        assertTrue(b.getLong(8) + b.getLong(16) <= b.getLong(24) + 4 * b.getLong(56) + 100_000_000L,
+        assertTrue(
+                b.getLong(8) + b.getLong(16) <= b.getLong(24) + 4 * b.getLong(56) + 100_000_000L,
                 "user + system (tick resolution) is about the precise total");
         assertTrue(b.getLong(32) > 0, "monotonic clock");
         assertEquals(Runtime.getRuntime().availableProcessors(), b.getInt(48));
@@ -50,8 +51,10 @@ class PerfStatsLogPageTest {
             assertEquals(0, b.get(i), "reserved byte " + i);
         }
         // a partial read at an offset, as any host may do
-        ByteBuffer tail = check(host.admin(InJvmHost.getLogPage(0xC0, 0, 40, 8, false))).dataBuffer()
-                .duplicate().order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer tail = check(host.admin(InJvmHost.getLogPage(0xC0, 0, 40, 8, false)))
+                .dataBuffer()
+                .duplicate()
+                .order(ByteOrder.LITTLE_ENDIAN);
         assertEquals(0, tail.getLong(0), "no commands yet");
     }
 
@@ -63,7 +66,8 @@ class PerfStatsLogPageTest {
         data[5] = 7;
         for (int i = 0; i < 10; i++) {
             check(host.io(InJvmHost.write(1, 16L * i, data, BS)));
-            assertArrayEquals(data, check(host.io(InJvmHost.read(1, 16L * i, 8, BS))).received());
+            assertArrayEquals(
+                    data, check(host.io(InJvmHost.read(1, 16L * i, 8, BS))).received());
         }
         // burn a little CPU so the process CPU counter visibly moves
         long x = 0;
@@ -84,6 +88,8 @@ class PerfStatsLogPageTest {
     void discoveryControllerDoesNotHaveIt() {
         check(host.connectAdmin(io.nvmeof.core.command.Nqn.DISCOVERY, 0));
         host.enable();
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(InJvmHost.getLogPage(0xC0, 0, 0, 512, false)).status());
+        assertEquals(
+                Status.dnr(Status.INVALID_FIELD),
+                host.admin(InJvmHost.getLogPage(0xC0, 0, 0, 512, false)).status());
     }
 }

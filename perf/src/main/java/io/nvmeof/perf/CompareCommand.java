@@ -4,11 +4,6 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.nvmeof.initiator.NvmeException;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -20,20 +15,30 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code nvmeof-perf compare}: the same workload points over several setups in one run, one side-by-side table, and
  * optionally a self-contained HTML report.
  */
-@Command(name = "compare", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
-        description = {"Run the same workloads over several setups (transports and their options) and print them side "
-                + "by side: IOPS, p50/p99 completion latency, CPU microseconds per I/O on the initiator and the target.",
-                "",
-                "With no options: 4k randread at iodepth 1 and 32 and 128k read at iodepth 8, over tcp, tcp-digest "
-                        + "and rdma, 2 s ramp + 5 s each: a little over a minute.",
-                "Setups: " + "tcp, tcp-io_uring, tcp-digest, rdma, and each with -hipri (busy polling). rdma runs "
-                        + "over DiSNI when this machine has an RDMA device, else over the software RNIC, labelled "
-                        + "EMULATED. A setup that cannot run here is shown as 'unavailable: <reason>'."})
+@Command(
+        name = "compare",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        description = {
+            "Run the same workloads over several setups (transports and their options) and print them side "
+                    + "by side: IOPS, p50/p99 completion latency, CPU microseconds per I/O on the initiator and the target.",
+            "",
+            "With no options: 4k randread at iodepth 1 and 32 and 128k read at iodepth 8, over tcp, tcp-digest "
+                    + "and rdma, 2 s ramp + 5 s each: a little over a minute.",
+            "Setups: " + "tcp, tcp-io_uring, tcp-digest, rdma, and each with -hipri (busy polling). rdma runs "
+                    + "over DiSNI when this machine has an RDMA device, else over the software RNIC, labelled "
+                    + "EMULATED. A setup that cannot run here is shown as 'unavailable: <reason>'."
+        })
 public final class CompareCommand implements Callable<Integer> {
     @ParentCommand
     PerfCli parent;
@@ -41,8 +46,10 @@ public final class CompareCommand implements Callable<Integer> {
     @Mixin
     WorkloadOptions common = new WorkloadOptions();
 
-    @Option(names = "--setups", paramLabel = "LIST", description = "Comma-separated setups, or 'all' (default "
-            + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--setups",
+            paramLabel = "LIST",
+            description = "Comma-separated setups, or 'all' (default " + "${DEFAULT-VALUE}).")
     String setups = "tcp,tcp-digest,rdma";
 
     @Option(names = "--rw", paramLabel = "LIST", description = "Patterns to sweep, e.g. randread,randwrite.")
@@ -54,17 +61,25 @@ public final class CompareCommand implements Callable<Integer> {
     @Option(names = "--iodepth", paramLabel = "LIST", description = "Queue depths to sweep, e.g. 1,4,16,64.")
     String iodepth;
 
-    @Option(names = "--report", paramLabel = "FILE.html", description = "Also write a self-contained HTML report with "
-            + "plots (no network needed to view it).")
+    @Option(
+            names = "--report",
+            paramLabel = "FILE.html",
+            description = "Also write a self-contained HTML report with " + "plots (no network needed to view it).")
     String report;
 
     /** One cell: a result, or why there is none. */
-    record Cell(RunResult result, String unavailable) {
-    }
+    record Cell(RunResult result, String unavailable) {}
 
     /** Everything compare measured. */
-    record Comparison(List<Workload> points, List<Setup> setups, Map<String, String> unavailable,
-                      Map<String, List<Cell>> cells, boolean embedded, String target, Machine machine, long startMillis) {
+    record Comparison(
+            List<Workload> points,
+            List<Setup> setups,
+            Map<String, String> unavailable,
+            Map<String, List<Cell>> cells,
+            boolean embedded,
+            String target,
+            Machine machine,
+            long startMillis) {
         Cell cell(Setup s, int point) {
             return cells.get(s.name()).get(point);
         }
@@ -79,14 +94,19 @@ public final class CompareCommand implements Callable<Integer> {
         if (common.target != null) {
             io.nvmeof.initiator.NvmeUri.parse(common.target);
         }
-        if (report != null && Path.of(report).toAbsolutePath().getParent() != null
+        if (report != null
+                && Path.of(report).toAbsolutePath().getParent() != null
                 && !Files.isDirectory(Path.of(report).toAbsolutePath().getParent())) {
-            throw new IllegalArgumentException("invalid value '" + report + "' for --report: its directory does not exist");
+            throw new IllegalArgumentException(
+                    "invalid value '" + report + "' for --report: its directory does not exist");
         }
         Comparison c = run(points, chosen, err);
         String text;
         if (common.json()) {
-            text = FioOutput.JSON.writer().with(SerializationFeature.INDENT_OUTPUT).writeValueAsString(json(c)) + "\n";
+            text = FioOutput.JSON
+                            .writer()
+                            .with(SerializationFeature.INDENT_OUTPUT)
+                            .writeValueAsString(json(c)) + "\n";
         } else {
             text = table(c);
         }
@@ -132,7 +152,8 @@ public final class CompareCommand implements Callable<Integer> {
     List<Setup> chosenSetups() {
         List<Setup> out = new ArrayList<>();
         List<String> names = setups.trim().equalsIgnoreCase("all")
-                ? Setup.BASE.stream().map(Setup::name).toList() : Units.list("setups", setups);
+                ? Setup.BASE.stream().map(Setup::name).toList()
+                : Units.list("setups", setups);
         boolean hipri = WorkloadOptions.flag("hipri", common.hipri);
         for (String n : names) {
             Setup s = Setup.named(n);
@@ -146,8 +167,8 @@ public final class CompareCommand implements Callable<Integer> {
         return out;
     }
 
-    private Comparison run(List<Workload> points, List<Setup> chosen, PrintStream err) throws IOException,
-            InterruptedException {
+    private Comparison run(List<Workload> points, List<Setup> chosen, PrintStream err)
+            throws IOException, InterruptedException {
         boolean embedded = common.target == null;
         Map<String, String> unavailable = new LinkedHashMap<>();
         Map<String, List<Cell>> cells = new LinkedHashMap<>();
@@ -164,7 +185,8 @@ public final class CompareCommand implements Callable<Integer> {
                 String uri = common.target;
                 if (reason == null && embedded) {
                     try {
-                        t = EmbeddedTarget.start(s.transport(), common.embeddedNamespaceBytes(), s.effectiveTargetArgs());
+                        t = EmbeddedTarget.start(
+                                s.transport(), common.embeddedNamespaceBytes(), s.effectiveTargetArgs());
                         uri = t.uri();
                     } catch (IOException e) {
                         reason = "the target did not start: " + e.getMessage();
@@ -180,8 +202,12 @@ public final class CompareCommand implements Callable<Integer> {
                     try {
                         RunResult r = Runner.run(w, s, uri, embedded, null);
                         list.add(new Cell(r, null));
-                        err.printf(Locale.ROOT, "%s IOPS, p99 %.1f us%s%n", Units.count(r.iops()),
-                                r.clatPercentile(99) / 1000.0, r.failure() != null ? ", FAILED: " + r.failure() : "");
+                        err.printf(
+                                Locale.ROOT,
+                                "%s IOPS, p99 %.1f us%s%n",
+                                Units.count(r.iops()),
+                                r.clatPercentile(99) / 1000.0,
+                                r.failure() != null ? ", FAILED: " + r.failure() : "");
                     } catch (NvmeException e) {
                         // cannot connect with this setup (e.g. the engine is missing on this kernel): skip the rest
                         reason = e.getMessage();
@@ -198,8 +224,15 @@ public final class CompareCommand implements Callable<Integer> {
                 unavailable.put(s.name(), reason);
             }
         }
-        return new Comparison(points, chosen, unavailable, cells, embedded, embedded ? "started here" : common.target,
-                Machine.here(), start);
+        return new Comparison(
+                points,
+                chosen,
+                unavailable,
+                cells,
+                embedded,
+                embedded ? "started here" : common.target,
+                Machine.here(),
+                start);
     }
 
     // ---- outputs ----
@@ -207,14 +240,21 @@ public final class CompareCommand implements Callable<Integer> {
     static String table(Comparison c) {
         StringBuilder sb = new StringBuilder();
         Workload first = c.points.get(0);
-        sb.append(String.format(Locale.ROOT, "nvmeof-perf compare: %d workload point(s) x %d setup(s), %s ramp + %s "
-                        + "measured each, %d job(s); target: %s%n", c.points.size(), c.setups.size(),
-                secs(first.rampNanos()), secs(first.runtimeNanos()), first.numjobs(),
+        sb.append(String.format(
+                Locale.ROOT,
+                "nvmeof-perf compare: %d workload point(s) x %d setup(s), %s ramp + %s "
+                        + "measured each, %d job(s); target: %s%n",
+                c.points.size(),
+                c.setups.size(),
+                secs(first.rampNanos()),
+                secs(first.runtimeNanos()),
+                first.numjobs(),
                 c.embedded ? "ours, started in a separate process on 127.0.0.1" : c.target));
         sb.append("machine: ").append(c.machine).append('\n');
         sb.append("IOPS: all jobs; p50/p99: completion latency (clat) in us; CPU: microseconds of CPU per I/O "
                 + "(ini = this process, tgt = the target process, read over the fabric)\n\n");
-        int labelW = Math.max(16, c.points.stream().mapToInt(w -> w.label().length()).max().orElse(16));
+        int labelW = Math.max(
+                16, c.points.stream().mapToInt(w -> w.label().length()).max().orElse(16));
         String groupFmt = "%8s %8s %8s %7s %7s";
         int groupW = String.format(groupFmt, "", "", "", "", "").length();
         StringBuilder h1 = new StringBuilder(pad("", labelW));
@@ -226,7 +266,10 @@ public final class CompareCommand implements Callable<Integer> {
         sb.append("setups: ");
         for (int i = 0; i < c.setups.size(); i++) {
             Setup s = c.setups.get(i);
-            sb.append(i == 0 ? "" : "; ").append(s.name()).append(" = ").append(s.description())
+            sb.append(i == 0 ? "" : "; ")
+                    .append(s.name())
+                    .append(" = ")
+                    .append(s.description())
                     .append(s.emulated() && !s.description().contains("emulated") ? " (emulated)" : "");
         }
         sb.append("\n\n");
@@ -243,8 +286,13 @@ public final class CompareCommand implements Callable<Integer> {
                     row.append(pad(clip("failed: " + cell.result.failure(), groupW), groupW));
                 } else {
                     RunResult r = cell.result;
-                    row.append(String.format(Locale.ROOT, groupFmt, Units.count(r.iops()),
-                            us(r.clatPercentile(50)), us(r.clatPercentile(99)), num(r.initiatorCpuPerIo()),
+                    row.append(String.format(
+                            Locale.ROOT,
+                            groupFmt,
+                            Units.count(r.iops()),
+                            us(r.clatPercentile(50)),
+                            us(r.clatPercentile(99)),
+                            num(r.initiatorCpuPerIo()),
                             num(r.targetCpuPerIo())));
                 }
             }
@@ -259,7 +307,9 @@ public final class CompareCommand implements Callable<Integer> {
         for (Setup s : c.setups) {
             for (Cell cell : c.cells.get(s.name())) {
                 if (cell.result != null && cell.result.targetCpu() == null) {
-                    sb.append("\ntarget CPU unknown: ").append(cell.result.targetUnknown()).append('\n');
+                    sb.append("\ntarget CPU unknown: ")
+                            .append(cell.result.targetUnknown())
+                            .append('\n');
                     return sb.toString();
                 }
             }
@@ -268,7 +318,8 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     private static String secs(long nanos) {
-        return nanos % 1_000_000_000L == 0 ? nanos / 1_000_000_000L + " s"
+        return nanos % 1_000_000_000L == 0
+                ? nanos / 1_000_000_000L + " s"
                 : String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
     }
 
@@ -329,7 +380,10 @@ public final class CompareCommand implements Callable<Integer> {
                 }
                 RunResult r = cell.result;
                 o.put("iops", Math.round(r.iops() * 100) / 100.0);
-                o.put("bw_bytes", Math.round(r.total().read().bytesPerSecond() + r.total().write().bytesPerSecond()));
+                o.put(
+                        "bw_bytes",
+                        Math.round(r.total().read().bytesPerSecond()
+                                + r.total().write().bytesPerSecond()));
                 o.put("clat_p50_ns", r.clatPercentile(50));
                 o.put("clat_p99_ns", r.clatPercentile(99));
                 ObjectNode cpu = o.putObject("cpu_us_per_io");

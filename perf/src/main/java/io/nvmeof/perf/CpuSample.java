@@ -37,7 +37,10 @@ public record CpuSample(long userNanos, long systemNanos, long totalNanos, long 
 
     /** The CPU used between {@code before} and this sample. */
     public CpuSample minus(CpuSample before) {
-        return new CpuSample(userNanos - before.userNanos, systemNanos - before.systemNanos,
-                totalNanos - before.totalNanos, clockNanos - before.clockNanos);
+        return new CpuSample(
+                userNanos - before.userNanos,
+                systemNanos - before.systemNanos,
+                totalNanos - before.totalNanos,
+                clockNanos - before.clockNanos);
     }
 }

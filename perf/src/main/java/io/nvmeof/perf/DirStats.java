@@ -22,6 +22,7 @@ public final class DirStats {
     long bytes;
     /** Measured time of this direction, set when the job ends. */
     long runtimeNanos;
+
     private long[] samples = new long[64];
     int sampleCount;
     private long sampleEnd;

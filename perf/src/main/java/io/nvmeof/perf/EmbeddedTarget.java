@@ -45,7 +45,8 @@ public final class EmbeddedTarget implements AutoCloseable {
      * @param namespaceBytes namespace size (RAM is used only where written)
      * @param extraArgs      setup flags, e.g. --io-engine io_uring
      */
-    public static EmbeddedTarget start(String transport, long namespaceBytes, List<String> extraArgs) throws IOException {
+    public static EmbeddedTarget start(String transport, long namespaceBytes, List<String> extraArgs)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBinary());
         // Names the process near the start of its command line, which ps and ProcessHandle.Info show in full (the
@@ -84,14 +85,16 @@ public final class EmbeddedTarget implements AutoCloseable {
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         String found = null;
-        Thread timeout = new Thread(() -> {
-            try {
-                Thread.sleep(60_000);
-                p.destroyForcibly();
-            } catch (InterruptedException e) {
-                // started in time
-            }
-        }, "nvmeof-perf-target-start-timeout");
+        Thread timeout = new Thread(
+                () -> {
+                    try {
+                        Thread.sleep(60_000);
+                        p.destroyForcibly();
+                    } catch (InterruptedException e) {
+                        // started in time
+                    }
+                },
+                "nvmeof-perf-target-start-timeout");
         timeout.setDaemon(true);
         timeout.start();
         try {
@@ -115,26 +118,29 @@ public final class EmbeddedTarget implements AutoCloseable {
         if (found == null || !p.isAlive()) {
             kill(p);
             removeHook(hook);
-            throw new IOException("the target process did not start (" + String.join(" ", cmd.subList(cmd.indexOf(
-                    "io.nvmeof.target.daemon.TargetDaemon"), cmd.size())) + "): "
+            throw new IOException("the target process did not start ("
+                    + String.join(" ", cmd.subList(cmd.indexOf("io.nvmeof.target.daemon.TargetDaemon"), cmd.size()))
+                    + "): "
                     + (lines.isEmpty() ? "no output" : String.join(" | ", lines)));
         }
         EmbeddedTarget t = new EmbeddedTarget(p, cmd, found, hook);
         synchronized (t.lastLines) {
             t.lastLines.addAll(lines);
         }
-        Thread drain = new Thread(() -> {
-            try {
-                String line;
-                while ((line = out.readLine()) != null) {
-                    synchronized (t.lastLines) {
-                        remember(t.lastLines, line);
+        Thread drain = new Thread(
+                () -> {
+                    try {
+                        String line;
+                        while ((line = out.readLine()) != null) {
+                            synchronized (t.lastLines) {
+                                remember(t.lastLines, line);
+                            }
+                        }
+                    } catch (IOException e) {
+                        // the process ended
                     }
-                }
-            } catch (IOException e) {
-                // the process ended
-            }
-        }, "nvmeof-perf-target-output");
+                },
+                "nvmeof-perf-target-output");
         drain.setDaemon(true);
         drain.start();
         return t;
@@ -167,7 +173,8 @@ public final class EmbeddedTarget implements AutoCloseable {
 
     static String javaBinary() {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        return java.toFile().canExecute() ? java.toString()
+        return java.toFile().canExecute()
+                ? java.toString()
                 : ProcessHandle.current().info().command().orElse("java");
     }
 

@@ -3,11 +3,10 @@ package io.nvmeof.perf;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import org.HdrHistogram.Histogram;
-
 import java.text.SimpleDateFormat;
 import java.util.Date;
 import java.util.Locale;
+import org.HdrHistogram.Histogram;
 
 /** fio's output formats for a {@link RunResult}: "normal" (human) and "json" (fio's field names, plus "nvmeof"). */
 public final class FioOutput {
@@ -16,8 +15,7 @@ public final class FioOutput {
     private static final long[] LAT_NS_KEYS = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000};
     private static final long[] LAT_MS_KEYS = {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000};
 
-    private FioOutput() {
-    }
+    private FioOutput() {}
 
     // ---- JSON ----
 
@@ -26,7 +24,8 @@ public final class FioOutput {
         root.put("fio version", VERSION);
         root.put("timestamp", r.startMillis() / 1000);
         root.put("timestamp_ms", r.startMillis());
-        root.put("time", new SimpleDateFormat("EEE MMM d HH:mm:ss yyyy", Locale.ROOT).format(new Date(r.startMillis())));
+        root.put(
+                "time", new SimpleDateFormat("EEE MMM d HH:mm:ss yyyy", Locale.ROOT).format(new Date(r.startMillis())));
         root.set("global options", jobOptions(r.workload()));
         ArrayNode jobs = root.putArray("jobs");
         if (groupReporting || r.jobs().size() == 1) {
@@ -279,22 +278,41 @@ public final class FioOutput {
                 jobText(sb, r, j, j.name() + "." + r.jobs().indexOf(j), when);
             }
         }
-        jobText(sb, r, r.total(), r.jobs().size() > 1 ? r.jobs().get(0).name() + " (all jobs)" : r.jobs().get(0).name(),
+        jobText(
+                sb,
+                r,
+                r.total(),
+                r.jobs().size() > 1
+                        ? r.jobs().get(0).name() + " (all jobs)"
+                        : r.jobs().get(0).name(),
                 when);
-        sb.append(String.format(Locale.ROOT, "  cpu          : usr=%.2f%%, sys=%.2f%% (initiator process, %.2f cores busy)%n",
-                100.0 * r.initiatorCpu().userNanos() / r.windowNanos(), 100.0 * r.initiatorCpu().systemNanos() / r.windowNanos(),
+        sb.append(String.format(
+                Locale.ROOT,
+                "  cpu          : usr=%.2f%%, sys=%.2f%% (initiator process, %.2f cores busy)%n",
+                100.0 * r.initiatorCpu().userNanos() / r.windowNanos(),
+                100.0 * r.initiatorCpu().systemNanos() / r.windowNanos(),
                 (double) r.initiatorCpu().totalNanos() / r.windowNanos()));
-        sb.append(String.format(Locale.ROOT, "  nvmeof       : setup=%s (%s%s), target=%s%s%n", r.setup().name(),
-                r.setup().description(), r.setup().emulated() ? ", EMULATED" : "", r.targetUri(),
+        sb.append(String.format(
+                Locale.ROOT,
+                "  nvmeof       : setup=%s (%s%s), target=%s%s%n",
+                r.setup().name(),
+                r.setup().description(),
+                r.setup().emulated() ? ", EMULATED" : "",
+                r.targetUri(),
                 r.embeddedTarget() ? " (started by nvmeof-perf)" : ""));
         String target;
         if (r.targetCpu() != null) {
-            target = String.format(Locale.ROOT, "%.2f us (%.2f cores busy, %d commands)", r.targetCpuPerIo(),
-                    (double) r.targetCpu().totalNanos() / r.windowNanos(), r.targetCommands());
+            target = String.format(
+                    Locale.ROOT,
+                    "%.2f us (%.2f cores busy, %d commands)",
+                    r.targetCpuPerIo(),
+                    (double) r.targetCpu().totalNanos() / r.windowNanos(),
+                    r.targetCommands());
         } else {
             target = "unknown (" + r.targetUnknown() + ")";
         }
-        sb.append(String.format(Locale.ROOT, "  cpu per I/O  : initiator=%.2f us, target=%s%n", r.initiatorCpuPerIo(), target));
+        sb.append(String.format(
+                Locale.ROOT, "  cpu per I/O  : initiator=%.2f us, target=%s%n", r.initiatorCpuPerIo(), target));
         sb.append(String.format("  machine      : %s%n", machine));
         sb.append(String.format("%nRun status group 0 (all jobs):%n"));
         for (int k = 0; k < 2; k++) {
@@ -310,10 +328,20 @@ public final class FioOutput {
                 lo = Math.min(lo, b);
                 hi = Math.max(hi, b);
             }
-            sb.append(String.format(Locale.ROOT, "  %5s: bw=%s/s (%s/s), %s/s-%s/s (%s/s-%s/s), io=%s (%s), run=%d-%dmsec%n",
-                    isRead ? "READ" : "WRITE", Units.bytes(t.bytesPerSecond()), Units.bytesSi(t.bytesPerSecond()),
-                    Units.bytes(lo), Units.bytes(hi), Units.bytesSi(lo), Units.bytesSi(hi), Units.bytes(t.bytes),
-                    Units.bytesSi(t.bytes), t.runtimeNanos / 1_000_000, t.runtimeNanos / 1_000_000));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  %5s: bw=%s/s (%s/s), %s/s-%s/s (%s/s-%s/s), io=%s (%s), run=%d-%dmsec%n",
+                    isRead ? "READ" : "WRITE",
+                    Units.bytes(t.bytesPerSecond()),
+                    Units.bytesSi(t.bytesPerSecond()),
+                    Units.bytes(lo),
+                    Units.bytes(hi),
+                    Units.bytesSi(lo),
+                    Units.bytesSi(hi),
+                    Units.bytes(t.bytes),
+                    Units.bytesSi(t.bytes),
+                    t.runtimeNanos / 1_000_000,
+                    t.runtimeNanos / 1_000_000));
         }
         if (r.failure() != null) {
             sb.append(String.format("%nERROR: %s%n", r.failure()));
@@ -322,17 +350,29 @@ public final class FioOutput {
     }
 
     private static void jobText(StringBuilder sb, RunResult r, RunResult.JobResult j, String name, String when) {
-        sb.append(String.format(Locale.ROOT, "%s: (groupid=0, jobs=%d): err=%2d: pid=%d: %s%n", name, j.jobs(),
-                r.failure() == null ? 0 : 1, ProcessHandle.current().pid(), when));
+        sb.append(String.format(
+                Locale.ROOT,
+                "%s: (groupid=0, jobs=%d): err=%2d: pid=%d: %s%n",
+                name,
+                j.jobs(),
+                r.failure() == null ? 0 : 1,
+                ProcessHandle.current().pid(),
+                when));
         for (int k = 0; k < 2; k++) {
             boolean isRead = k == 0;
             DirStats d = isRead ? j.read() : j.write();
             if (d.ios == 0) {
                 continue;
             }
-            sb.append(String.format(Locale.ROOT, "  %s: IOPS=%s, BW=%s/s (%s/s)(%s/%dmsec)%n", isRead ? "read" : "write",
-                    Units.count(d.iops()), Units.bytes(d.bytesPerSecond()), Units.bytesSi(d.bytesPerSecond()),
-                    Units.bytes(d.bytes), d.runtimeNanos / 1_000_000));
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  %s: IOPS=%s, BW=%s/s (%s/s)(%s/%dmsec)%n",
+                    isRead ? "read" : "write",
+                    Units.count(d.iops()),
+                    Units.bytes(d.bytesPerSecond()),
+                    Units.bytesSi(d.bytesPerSecond()),
+                    Units.bytes(d.bytes),
+                    d.runtimeNanos / 1_000_000));
             lat(sb, "    slat", d.slatM);
             lat(sb, "    clat", d.clatM);
             lat(sb, "     lat", d.latM);
@@ -342,7 +382,10 @@ public final class FioOutput {
             for (int i = 0; i < ps.length; i += 4) {
                 sb.append("     |");
                 for (int c = i; c < Math.min(ps.length, i + 4); c++) {
-                    sb.append(String.format(Locale.ROOT, " %6sth=[%6d]%s", trimPct(ps[c]),
+                    sb.append(String.format(
+                            Locale.ROOT,
+                            " %6sth=[%6d]%s",
+                            trimPct(ps[c]),
                             Math.round(d.clat.getValueAtPercentile(ps[c]) / (double) unit),
                             c + 1 < ps.length ? "," : ""));
                 }
@@ -350,8 +393,14 @@ public final class FioOutput {
             }
             double[] iops = d.iopsSamples();
             if (iops.length > 0) {
-                sb.append(String.format(Locale.ROOT, "   iops        : min=%d, max=%d, avg=%.2f, stdev=%.2f, samples=%d%n",
-                        Math.round(min(iops)), Math.round(max(iops)), mean(iops), stddev(iops), iops.length));
+                sb.append(String.format(
+                        Locale.ROOT,
+                        "   iops        : min=%d, max=%d, avg=%.2f, stdev=%.2f, samples=%d%n",
+                        Math.round(min(iops)),
+                        Math.round(max(iops)),
+                        mean(iops),
+                        stddev(iops),
+                        iops.length));
             }
         }
     }
@@ -371,8 +420,15 @@ public final class FioOutput {
 
     private static void lat(StringBuilder sb, String label, DirStats.Moments m) {
         long unit = unitFor((long) m.mean());
-        sb.append(String.format(Locale.ROOT, "%s (%s): min=%s, max=%s, avg=%.2f, stdev=%.2f%n", label, unitName(unit),
-                fmt(m.min, unit), fmt(m.max, unit), m.mean() / unit, m.stddev() / unit));
+        sb.append(String.format(
+                Locale.ROOT,
+                "%s (%s): min=%s, max=%s, avg=%.2f, stdev=%.2f%n",
+                label,
+                unitName(unit),
+                fmt(m.min, unit),
+                fmt(m.max, unit),
+                m.mean() / unit,
+                m.stddev() / unit));
     }
 
     private static String fmt(long v, long unit) {

@@ -3,7 +3,6 @@ package io.nvmeof.perf;
 import io.nvmeof.initiator.IoCallback;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NvmeException;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.BitSet;
@@ -30,6 +29,7 @@ import java.util.zip.CRC32C;
 final class Job implements IoCallback, Runnable {
     /** Bytes 0–3 of a verify block: ASCII "NVPV". */
     static final int VERIFY_MAGIC = 'N' | ('V' << 8) | ('P' << 16) | ('V' << 24);
+
     static final int VERIFY_HEADER = 16;
 
     final int index;
@@ -57,11 +57,13 @@ final class Job implements IoCallback, Runnable {
     final DirStats write = new DirStats();
     /** Completed I/Os so far (all phases), for the progress line. */
     final AtomicLong progressIos = new AtomicLong();
+
     final AtomicLong progressBytes = new AtomicLong();
     volatile boolean stop;
     volatile String failure;
     /** Times (System.nanoTime) set by the runner before start. */
     long rampEnd;
+
     long end;
     /**
      * Start of the measured window: set by the runner right after it sampled the CPU of both sides (shortly after
@@ -72,6 +74,7 @@ final class Job implements IoCallback, Runnable {
     private final boolean inline;
     /** Completion-driven mode, owned by the queue's thread once the first I/O is out. */
     private int inlineInflight;
+
     private boolean sampling;
     private int expectedSamples;
     /** Completion-driven mode: the last I/O has completed (set on the queue's thread). */
@@ -105,7 +108,8 @@ final class Job implements IoCallback, Runnable {
         }
     }
 
-    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed) throws io.nvmeof.initiator.NvmeException {
+    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed)
+            throws io.nvmeof.initiator.NvmeException {
         this.index = index;
         this.name = w.name();
         this.w = w;
@@ -218,7 +222,8 @@ final class Job implements IoCallback, Runnable {
         u.error = null;
         u.t0 = t0;
         inlineInflight++;
-        boolean ok = isRead ? ns.tryRead(u.lba, blocksPerIo, u.buf, this, u)
+        boolean ok = isRead
+                ? ns.tryRead(u.lba, blocksPerIo, u.buf, this, u)
                 : ns.tryWrite(u.lba, blocksPerIo, u.buf, this, u);
         if (!ok) {
             inlineInflight--;
@@ -501,8 +506,8 @@ final class Job implements IoCallback, Runnable {
     private void account(Unit u) {
         if (u.error != null) {
             if (failure == null) {
-                failure = (u.isRead ? "read" : "write") + " of " + blocksPerIo + " block(s) at LBA " + u.lba + " failed: "
-                        + u.error.getMessage();
+                failure = (u.isRead ? "read" : "write") + " of " + blocksPerIo + " block(s) at LBA " + u.lba
+                        + " failed: " + u.error.getMessage();
             }
             return;
         }
@@ -581,15 +586,18 @@ final class Job implements IoCallback, Runnable {
             int magic = b.getInt(base);
             long storedLba = b.getLong(base + 8);
             if (magic != VERIFY_MAGIC || storedLba != lba) {
-                return String.format("verify failed at LBA %d (byte offset %d, namespace %d): bad header: magic 0x%08x "
-                                + "(expected 0x%08x \"NVPV\"), LBA field %d (expected %d)", lba, lba * blockSize,
-                        ns.nsid(), magic, VERIFY_MAGIC, storedLba, lba);
+                return String.format(
+                        "verify failed at LBA %d (byte offset %d, namespace %d): bad header: magic 0x%08x "
+                                + "(expected 0x%08x \"NVPV\"), LBA field %d (expected %d)",
+                        lba, lba * blockSize, ns.nsid(), magic, VERIFY_MAGIC, storedLba, lba);
             }
             int stored = b.getInt(base + 4);
             int actual = crcOf(u, base);
             if (stored != actual) {
-                return String.format("verify failed at LBA %d (byte offset %d, namespace %d): crc32c mismatch: header "
-                        + "0x%08x, data 0x%08x", lba, lba * blockSize, ns.nsid(), stored, actual);
+                return String.format(
+                        "verify failed at LBA %d (byte offset %d, namespace %d): crc32c mismatch: header "
+                                + "0x%08x, data 0x%08x",
+                        lba, lba * blockSize, ns.nsid(), stored, actual);
             }
         }
         return null;

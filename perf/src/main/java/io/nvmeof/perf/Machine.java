@@ -17,7 +17,9 @@ public record Machine(String cpuModel, int cores, String os, String java) {
         } catch (java.io.IOException | RuntimeException e) {
             // not Linux
         }
-        return new Machine(model, Runtime.getRuntime().availableProcessors(),
+        return new Machine(
+                model,
+                Runtime.getRuntime().availableProcessors(),
                 System.getProperty("os.name") + " " + System.getProperty("os.version"),
                 "Java " + System.getProperty("java.version"));
     }

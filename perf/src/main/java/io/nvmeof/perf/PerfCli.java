@@ -2,11 +2,6 @@ package io.nvmeof.perf;
 
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.nvmeof.initiator.NvmeException;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -15,47 +10,71 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.function.Consumer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code nvmeof-perf}: a fio-like benchmark for NVMe-oF targets. {@code nvmeof-perf [fio options]} runs one
  * workload; {@code nvmeof-perf compare} runs the same workloads over several setups and prints them side by side.
  */
-@Command(name = "nvmeof-perf", mixinStandardHelpOptions = true, version = FioOutput.VERSION, sortOptions = false,
-        usageHelpAutoWidth = true, subcommands = CompareCommand.class,
-        description = {"Measure an NVMe-oF target like fio does: IOPS, bandwidth, latency percentiles, and the CPU "
-                + "each I/O costs on the initiator and on the target.",
-                "",
-                "Examples:",
-                "  nvmeof-perf --rw=randread --bs=4k --iodepth=32 --runtime=10 --ramp_time=2",
-                "  nvmeof-perf --target nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1 --rw randrw "
-                        + "--rwmixread 70 --numjobs 4 --output-format json",
-                "  nvmeof-perf --rw=randwrite --bs=16k --size=64m --verify=crc32c",
-                "  nvmeof-perf compare                      (about a minute: tcp vs tcp-digest)",
-                "  nvmeof-perf compare --setups all --iodepth 1,4,16,64 --bs 4k,128k --report report.html"},
+@Command(
+        name = "nvmeof-perf",
+        mixinStandardHelpOptions = true,
+        version = FioOutput.VERSION,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        subcommands = CompareCommand.class,
+        description = {
+            "Measure an NVMe-oF target like fio does: IOPS, bandwidth, latency percentiles, and the CPU "
+                    + "each I/O costs on the initiator and on the target.",
+            "",
+            "Examples:",
+            "  nvmeof-perf --rw=randread --bs=4k --iodepth=32 --runtime=10 --ramp_time=2",
+            "  nvmeof-perf --target nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1 --rw randrw "
+                    + "--rwmixread 70 --numjobs 4 --output-format json",
+            "  nvmeof-perf --rw=randwrite --bs=16k --size=64m --verify=crc32c",
+            "  nvmeof-perf compare                      (about a minute: tcp vs tcp-digest)",
+            "  nvmeof-perf compare --setups all --iodepth 1,4,16,64 --bs 4k,128k --report report.html"
+        },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:done", "1:the run failed (I/O error, verify mismatch, target unreachable)",
-                "2:bad options"})
+        exitCodeList = {"0:done", "1:the run failed (I/O error, verify mismatch, target unreachable)", "2:bad options"})
 public final class PerfCli implements Callable<Integer> {
     @Mixin
     WorkloadOptions common = new WorkloadOptions();
 
-    @Option(names = "--rw", paramLabel = "PATTERN", description = "read, write, randread, randwrite, rw, randrw "
-            + "(default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--rw",
+            paramLabel = "PATTERN",
+            description = "read, write, randread, randwrite, rw, randrw " + "(default ${DEFAULT-VALUE}).")
     String rw = "randread";
 
-    @Option(names = "--bs", paramLabel = "SIZE", description = "Bytes per I/O: 4k, 128k, 1m (default ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--bs",
+            paramLabel = "SIZE",
+            description = "Bytes per I/O: 4k, 128k, 1m (default ${DEFAULT-VALUE}).")
     String bs = "4k";
 
-    @Option(names = "--iodepth", paramLabel = "N", description = "I/Os in flight per job, 1..1023 (default "
-            + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--iodepth",
+            paramLabel = "N",
+            description = "I/Os in flight per job, 1..1023 (default " + "${DEFAULT-VALUE}).")
     String iodepth = "1";
 
-    @Option(names = "--verify", paramLabel = "crc32c", description = "Write blocks with a CRC32C header, read them "
-            + "back and check them; a mismatch fails the run (exit 1) naming the LBA.")
+    @Option(
+            names = "--verify",
+            paramLabel = "crc32c",
+            description = "Write blocks with a CRC32C header, read them "
+                    + "back and check them; a mismatch fails the run (exit 1) naming the LBA.")
     String verify;
 
-    @Option(names = "--setup", paramLabel = "NAME", description = "How to reach the target: tcp (default), "
-            + "tcp-io_uring, tcp-digest, rdma (the default for an nvme+rdma:// --target), or any of them with -hipri.")
+    @Option(
+            names = "--setup",
+            paramLabel = "NAME",
+            description =
+                    "How to reach the target: tcp (default), "
+                            + "tcp-io_uring, tcp-digest, rdma (the default for an nvme+rdma:// --target), or any of them with -hipri.")
     String setup;
 
     PrintStream out = System.out;
@@ -112,8 +131,15 @@ public final class PerfCli implements Callable<Integer> {
     public Integer call() throws Exception {
         boolean doVerify = verifyFlag(verify);
         Workload w = common.workload(rw, bs, iodepth, "10", doVerify ? "0" : "2", doVerify);
-        Setup s = Setup.named(setup != null ? setup : common.target != null
-                && common.target.toLowerCase(java.util.Locale.ROOT).startsWith("nvme+rdma:") ? "rdma" : "tcp");
+        Setup s = Setup.named(
+                setup != null
+                        ? setup
+                        : common.target != null
+                                        && common.target
+                                                .toLowerCase(java.util.Locale.ROOT)
+                                                .startsWith("nvme+rdma:")
+                                ? "rdma"
+                                : "tcp");
         if (WorkloadOptions.flag("hipri", common.hipri) && !s.hipri()) {
             s = s.withHipri();
         }
@@ -153,8 +179,11 @@ public final class PerfCli implements Callable<Integer> {
         }
         String text;
         if (common.json()) {
-            text = FioOutput.JSON.writer().with(SerializationFeature.INDENT_OUTPUT)
-                    .writeValueAsString(FioOutput.json(r, groupReporting, machine)) + "\n";
+            text = FioOutput.JSON
+                            .writer()
+                            .with(SerializationFeature.INDENT_OUTPUT)
+                            .writeValueAsString(FioOutput.json(r, groupReporting, machine))
+                    + "\n";
         } else {
             text = FioOutput.human(r, groupReporting, machine);
         }
@@ -169,7 +198,8 @@ public final class PerfCli implements Callable<Integer> {
     /** Why {@code setup} cannot reach {@code targetUri} (its scheme names another transport), or null. */
     static String transportMismatch(Setup setup, String targetUri) {
         String t = io.nvmeof.initiator.NvmeUri.parse(targetUri).transport();
-        return t.equals(setup.transport()) ? null
+        return t.equals(setup.transport())
+                ? null
                 : "it uses " + setup.transport() + " and the target is nvme+" + t + "://";
     }
 

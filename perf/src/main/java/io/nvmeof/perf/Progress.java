@@ -54,8 +54,14 @@ final class Progress extends Thread {
                 double pct = Math.min(100, 100.0 * (now - rampEnd) / Math.max(1, end - rampEnd));
                 phase = String.format(Locale.ROOT, "%.1f%%, eta %ds", pct, Math.max(0, (end - now) / 1_000_000_000L));
             }
-            out.accept(String.format(Locale.ROOT, "Jobs: %d [%s][%s][%s IOPS][%s/s]", jobs.size(), w.rw(), phase,
-                    Units.count((ios - lastIos) / secs), Units.bytes((bytes - lastBytes) / secs)));
+            out.accept(String.format(
+                    Locale.ROOT,
+                    "Jobs: %d [%s][%s][%s IOPS][%s/s]",
+                    jobs.size(),
+                    w.rw(),
+                    phase,
+                    Units.count((ios - lastIos) / secs),
+                    Units.bytes((bytes - lastBytes) / secs)));
             lastIos = ios;
             lastBytes = bytes;
             last = now;

@@ -15,10 +15,22 @@ import java.util.List;
  * @param startMillis   wall-clock start (epoch ms)
  * @param failure       what failed (a verify mismatch names the LBA), or null
  */
-public record RunResult(Workload workload, Setup setup, String targetUri, boolean embeddedTarget,
-                        List<JobResult> jobs, JobResult total, CpuSample initiatorCpu, CpuSample targetCpu,
-                        long targetCommands, String targetUnknown, long windowNanos, long startMillis, String failure,
-                        int blockSize, int targetCpus) {
+public record RunResult(
+        Workload workload,
+        Setup setup,
+        String targetUri,
+        boolean embeddedTarget,
+        List<JobResult> jobs,
+        JobResult total,
+        CpuSample initiatorCpu,
+        CpuSample targetCpu,
+        long targetCommands,
+        String targetUnknown,
+        long windowNanos,
+        long startMillis,
+        String failure,
+        int blockSize,
+        int targetCpus) {
 
     public record JobResult(String name, int jobs, DirStats read, DirStats write) {
         public long ios() {

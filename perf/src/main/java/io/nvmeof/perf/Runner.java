@@ -5,7 +5,6 @@ import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,8 +20,7 @@ public final class Runner {
         }
     }
 
-    private Runner() {
-    }
+    private Runner() {}
 
     /**
      * The URI of one job: the base URI's options, the setup's, one I/O queue of iodepth+1 entries.
@@ -73,18 +71,20 @@ public final class Runner {
             int blockSize = ns0.blockSize();
             long nsBytes = ns0.sizeBytes();
             if (w.bs() % blockSize != 0) {
-                throw new BadWorkloadException("--bs " + w.bs() + " is not a multiple of the namespace's block size "
-                        + blockSize);
+                throw new BadWorkloadException(
+                        "--bs " + w.bs() + " is not a multiple of the namespace's block size " + blockSize);
             }
             if (w.bs() / blockSize > ns0.maxBlocksPerCommand()) {
                 throw new BadWorkloadException("--bs " + w.bs() + " is larger than one command can move ("
                         + (long) ns0.maxBlocksPerCommand() * blockSize + " bytes)");
             }
             if (w.offset() % blockSize != 0) {
-                throw new BadWorkloadException("--offset " + w.offset() + " is not a multiple of the block size " + blockSize);
+                throw new BadWorkloadException(
+                        "--offset " + w.offset() + " is not a multiple of the block size " + blockSize);
             }
             if (w.offset() >= nsBytes) {
-                throw new BadWorkloadException("--offset " + w.offset() + " is beyond the namespace (" + nsBytes + " bytes)");
+                throw new BadWorkloadException(
+                        "--offset " + w.offset() + " is beyond the namespace (" + nsBytes + " bytes)");
             }
             long size = w.size() == 0 ? nsBytes - w.offset() : w.size();
             if (w.offset() + size > nsBytes) {
@@ -95,8 +95,9 @@ public final class Runner {
             long perJob = w.verify() ? size / w.numjobs() : size;
             perJob -= perJob % w.bs();
             if (perJob < w.bs()) {
-                throw new BadWorkloadException("the region (--size " + size + (w.verify() && w.numjobs() > 1
-                        ? " split over " + w.numjobs() + " jobs" : "") + ") is smaller than --bs " + w.bs());
+                throw new BadWorkloadException("the region (--size " + size
+                        + (w.verify() && w.numjobs() > 1 ? " split over " + w.numjobs() + " jobs" : "")
+                        + ") is smaller than --bs " + w.bs());
             }
             for (int i = 0; i < w.numjobs(); i++) {
                 Controller c = ctrls.get(i);
@@ -112,7 +113,8 @@ public final class Runner {
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
             long rampEnd = now + 20_000_000L + ramp;
-            long end = w.verify() ? (w.runtimeNanos() > 0 ? rampEnd + w.runtimeNanos() : Long.MAX_VALUE / 2)
+            long end = w.verify()
+                    ? (w.runtimeNanos() > 0 ? rampEnd + w.runtimeNanos() : Long.MAX_VALUE / 2)
                     : rampEnd + w.runtimeNanos();
             for (Job j : jobs) {
                 j.rampEnd = rampEnd;
@@ -140,7 +142,7 @@ public final class Runner {
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
-                    sleepUntil(end);           // the window ends now: sample, then let the jobs drain
+                    sleepUntil(end); // the window ends now: sample, then let the jobs drain
                     iAfter = CpuSample.self();
                     tAfter = TargetStats.read(admin);
                     for (Thread t : threads) {
@@ -185,8 +187,22 @@ public final class Runner {
                     unknown = tAfter.unknown();
                 }
                 long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
-                return new RunResult(w, setup, uri, embedded, results, new RunResult.JobResult("All jobs", w.numjobs(),
-                        tr, tw), iCpu, tCpu, tCommands, unknown, window, startMillis, failure, blockSize, tCpus);
+                return new RunResult(
+                        w,
+                        setup,
+                        uri,
+                        embedded,
+                        results,
+                        new RunResult.JobResult("All jobs", w.numjobs(), tr, tw),
+                        iCpu,
+                        tCpu,
+                        tCommands,
+                        unknown,
+                        window,
+                        startMillis,
+                        failure,
+                        blockSize,
+                        tCpus);
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;

@@ -3,13 +3,12 @@ package io.nvmeof.perf;
 import io.nvmeof.core.spi.Transport;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.target.daemon.TargetDaemon;
-import picocli.CommandLine;
-
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import picocli.CommandLine;
 
 /**
  * A way of reaching the target that {@code compare} puts side by side: a transport plus initiator URI options and
@@ -27,18 +26,42 @@ import java.util.Map;
  * @param emulated    the transport is emulated in software (NVMe/RDMA over the software RNIC): labelled in every
  *                    output
  */
-public record Setup(String name, String transport, String description, Map<String, String> uriOptions,
-                    List<String> targetArgs, Map<String, String> preferredUriOptions, List<String> preferredTargetArgs,
-                    boolean emulated) {
+public record Setup(
+        String name,
+        String transport,
+        String description,
+        Map<String, String> uriOptions,
+        List<String> targetArgs,
+        Map<String, String> preferredUriOptions,
+        List<String> preferredTargetArgs,
+        boolean emulated) {
 
     /** The setups, in display order. */
     static final List<Setup> BASE = List.of(
-            base("tcp", "tcp", "NVMe/TCP, epoll", Map.of(), List.of(),
-                    Map.of("engine", "epoll"), List.of("--io-engine", "epoll")),
-            base("tcp-io_uring", "tcp", "NVMe/TCP, io_uring", Map.of("engine", "io_uring"),
-                    List.of("--io-engine", "io_uring"), Map.of(), List.of()),
-            base("tcp-digest", "tcp", "NVMe/TCP, epoll, header+data digests (CRC32C)",
-                    Map.of("digest", "header,data"), List.of(), Map.of("engine", "epoll"), List.of("--io-engine", "epoll")),
+            base(
+                    "tcp",
+                    "tcp",
+                    "NVMe/TCP, epoll",
+                    Map.of(),
+                    List.of(),
+                    Map.of("engine", "epoll"),
+                    List.of("--io-engine", "epoll")),
+            base(
+                    "tcp-io_uring",
+                    "tcp",
+                    "NVMe/TCP, io_uring",
+                    Map.of("engine", "io_uring"),
+                    List.of("--io-engine", "io_uring"),
+                    Map.of(),
+                    List.of()),
+            base(
+                    "tcp-digest",
+                    "tcp",
+                    "NVMe/TCP, epoll, header+data digests (CRC32C)",
+                    Map.of("digest", "header,data"),
+                    List.of(),
+                    Map.of("engine", "epoll"),
+                    List.of("--io-engine", "epoll")),
             rdma());
 
     /**
@@ -61,8 +84,14 @@ public record Setup(String name, String transport, String description, Map<Strin
         return new Setup("rdma", "rdma", "NVMe/RDMA, " + provider, Map.of(), List.of(), Map.of(), List.of(), emulated);
     }
 
-    private static Setup base(String name, String transport, String description, Map<String, String> uri,
-                              List<String> target, Map<String, String> prefUri, List<String> prefTarget) {
+    private static Setup base(
+            String name,
+            String transport,
+            String description,
+            Map<String, String> uri,
+            List<String> target,
+            Map<String, String> prefUri,
+            List<String> prefTarget) {
         return new Setup(name, transport, description, uri, target, prefUri, prefTarget, false);
     }
 
@@ -88,7 +117,8 @@ public record Setup(String name, String transport, String description, Map<Strin
                 return hipri ? s.withHipri() : s;
             }
         }
-        throw new IllegalArgumentException("unknown setup '" + name + "': expected one of " + String.join(", ", names()));
+        throw new IllegalArgumentException(
+                "unknown setup '" + name + "': expected one of " + String.join(", ", names()));
     }
 
     /** Busy polling on the initiator's queues (hipri=1) and on the target's event loops (--busy-poll). */
@@ -97,8 +127,15 @@ public record Setup(String name, String transport, String description, Map<Strin
         uri.put("hipri", "1");
         List<String> target = new ArrayList<>(targetArgs);
         target.add("--busy-poll");
-        return new Setup(name + "-hipri", transport, description + ", busy polling (hipri)", uri, target,
-                preferredUriOptions, preferredTargetArgs, emulated);
+        return new Setup(
+                name + "-hipri",
+                transport,
+                description + ", busy polling (hipri)",
+                uri,
+                target,
+                preferredUriOptions,
+                preferredTargetArgs,
+                emulated);
     }
 
     public boolean hipri() {
@@ -167,7 +204,9 @@ public record Setup(String name, String transport, String description, Map<Strin
 
     static boolean daemonHasOption(String flag) {
         try {
-            return CommandLine.Model.CommandSpec.forAnnotatedObject(new TargetDaemon()).findOption(flag) != null;
+            return CommandLine.Model.CommandSpec.forAnnotatedObject(new TargetDaemon())
+                            .findOption(flag)
+                    != null;
         } catch (RuntimeException | LinkageError e) {
             return false;
         }

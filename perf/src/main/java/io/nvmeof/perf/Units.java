@@ -10,8 +10,7 @@ import java.util.Locale;
  * {@link IllegalArgumentException} naming the option and the value.
  */
 public final class Units {
-    private Units() {
-    }
+    private Units() {}
 
     /** A size: {@code 4096}, {@code 4k}, {@code 4K}, {@code 4KiB}, {@code 4kb}, {@code 1m}, {@code 2g}, {@code 1t}. */
     public static long size(String option, String value) {
@@ -76,7 +75,8 @@ public final class Units {
             case "us", "usec" -> 1e3;
             case "m", "min" -> 60e9;
             case "h" -> 3600e9;
-            default -> throw bad(option, value, "a time such as 10 (seconds), 10s, 500ms or 2m (unknown unit '" + unit + "')");
+            default ->
+                throw bad(option, value, "a time such as 10 (seconds), 10s, 500ms or 2m (unknown unit '" + unit + "')");
         };
         double n = Double.parseDouble(num) * scale;
         if (n > 366 * 24 * 3600e9) {
@@ -111,8 +111,10 @@ public final class Units {
             try {
                 out[i] = Double.parseDouble(parts[i]);
             } catch (NumberFormatException e) {
-                throw bad(option, value, "percentiles separated by ':', each a number in (0, 100]; '" + parts[i]
-                        + "' is not a number");
+                throw bad(
+                        option,
+                        value,
+                        "percentiles separated by ':', each a number in (0, 100]; '" + parts[i] + "' is not a number");
             }
             if (!(out[i] > 0 && out[i] <= 100)) {
                 throw bad(option, value, "percentiles in (0, 100]; " + parts[i] + " is outside");

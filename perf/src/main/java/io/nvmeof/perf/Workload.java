@@ -20,26 +20,42 @@ import java.util.Locale;
  * @param rateIops    IOPS cap per job (0: none)
  * @param seed        random seed (offsets, mix, data)
  */
-public record Workload(String name, String rw, int rwmixread, int bs, int iodepth, int numjobs, long runtimeNanos,
-                       long rampNanos, long size, long offset, boolean verify, double[] percentiles, long rateIops,
-                       long seed) {
-    public static final double[] FIO_PERCENTILES = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+public record Workload(
+        String name,
+        String rw,
+        int rwmixread,
+        int bs,
+        int iodepth,
+        int numjobs,
+        long runtimeNanos,
+        long rampNanos,
+        long size,
+        long offset,
+        boolean verify,
+        double[] percentiles,
+        long rateIops,
+        long seed) {
+    public static final double[] FIO_PERCENTILES = {
+        1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99
+    };
     public static final int MAX_IODEPTH = 1023;
     public static final int MAX_NUMJOBS = 64;
 
     public Workload {
         rw = rw.toLowerCase(Locale.ROOT);
         switch (rw) {
-            case "read", "write", "randread", "randwrite", "rw", "randrw", "readwrite" -> { }
-            default -> throw new IllegalArgumentException("invalid value '" + rw
-                    + "' for --rw: expected read, write, randread, randwrite, rw or randrw");
+            case "read", "write", "randread", "randwrite", "rw", "randrw", "readwrite" -> {}
+            default ->
+                throw new IllegalArgumentException(
+                        "invalid value '" + rw + "' for --rw: expected read, write, randread, randwrite, rw or randrw");
         }
         if ("readwrite".equals(rw)) {
             rw = "rw";
         }
         if (verify && !hasWrites(rw)) {
-            throw new IllegalArgumentException("--verify needs a workload that writes (write, randwrite, rw or randrw): "
-                    + "it writes blocks with a CRC32C header and checks them when they are read back");
+            throw new IllegalArgumentException(
+                    "--verify needs a workload that writes (write, randwrite, rw or randrw): "
+                            + "it writes blocks with a CRC32C header and checks them when they are read back");
         }
     }
 
@@ -75,12 +91,38 @@ public record Workload(String name, String rw, int rwmixread, int bs, int iodept
     }
 
     public Workload withPoint(int newBs, int newIodepth) {
-        return new Workload(name, rw, rwmixread, newBs, newIodepth, numjobs, runtimeNanos, rampNanos, size, offset, verify,
-                percentiles, rateIops, seed);
+        return new Workload(
+                name,
+                rw,
+                rwmixread,
+                newBs,
+                newIodepth,
+                numjobs,
+                runtimeNanos,
+                rampNanos,
+                size,
+                offset,
+                verify,
+                percentiles,
+                rateIops,
+                seed);
     }
 
     public Workload withRw(String newRw) {
-        return new Workload(name, newRw, rwmixread, bs, iodepth, numjobs, runtimeNanos, rampNanos, size, offset, verify,
-                percentiles, rateIops, seed);
+        return new Workload(
+                name,
+                newRw,
+                rwmixread,
+                bs,
+                iodepth,
+                numjobs,
+                runtimeNanos,
+                rampNanos,
+                size,
+                offset,
+                verify,
+                percentiles,
+                rateIops,
+                seed);
     }
 }

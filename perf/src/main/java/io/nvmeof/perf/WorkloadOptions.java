@@ -1,17 +1,19 @@
 package io.nvmeof.perf;
 
-import picocli.CommandLine.Option;
-
 import java.util.Locale;
+import picocli.CommandLine.Option;
 
 /**
  * The fio options both commands share, kept as the strings typed so every bad value gets one clear message (exit 2).
  * fio spellings: {@code --bs=4k} or {@code --bs 4k}; boolean flags also as {@code --time_based=1}.
  */
 final class WorkloadOptions {
-    @Option(names = "--target", paramLabel = "URI", description = "NVMe-oF target, e.g. nvme+tcp://192.0.2.10:4420/"
-            + "nqn.2024-01.io.nvmeof:disk1 (any target: ours, Linux nvmet, SPDK). Without it a RAM-backed target of ours "
-            + "is started in a separate process on 127.0.0.1 and stopped afterwards.")
+    @Option(
+            names = "--target",
+            paramLabel = "URI",
+            description = "NVMe-oF target, e.g. nvme+tcp://192.0.2.10:4420/"
+                    + "nqn.2024-01.io.nvmeof:disk1 (any target: ours, Linux nvmet, SPDK). Without it a RAM-backed target of ours "
+                    + "is started in a separate process on 127.0.0.1 and stopped afterwards.")
     String target;
 
     @Option(names = "--name", paramLabel = "NAME", description = "Job name (default ${DEFAULT-VALUE}).")
@@ -23,26 +25,36 @@ final class WorkloadOptions {
     @Option(names = "--rwmixwrite", paramLabel = "PCT", description = "Percentage of writes in rw/randrw.")
     String rwmixwrite;
 
-    @Option(names = "--numjobs", paramLabel = "N", description = "Jobs: each its own thread, connection and I/O queue "
-            + "(default 1).")
+    @Option(
+            names = "--numjobs",
+            paramLabel = "N",
+            description = "Jobs: each its own thread, connection and I/O queue " + "(default 1).")
     String numjobs = "1";
 
-    @Option(names = "--ramp_time", paramLabel = "TIME", description = "Run this long before measuring (fio: seconds "
-            + "unless suffixed: 500ms, 2s, 1m).")
+    @Option(
+            names = "--ramp_time",
+            paramLabel = "TIME",
+            description = "Run this long before measuring (fio: seconds " + "unless suffixed: 500ms, 2s, 1m).")
     String rampTime;
 
     @Option(names = "--runtime", paramLabel = "TIME", description = "Measure this long (seconds unless suffixed).")
     String runtime;
 
-    @Option(names = "--size", paramLabel = "SIZE", description = "Bytes of the region the jobs use (4k, 1g, ...; "
-            + "default: the namespace from --offset; 1g for the target started here).")
+    @Option(
+            names = "--size",
+            paramLabel = "SIZE",
+            description = "Bytes of the region the jobs use (4k, 1g, ...; "
+                    + "default: the namespace from --offset; 1g for the target started here).")
     String size;
 
     @Option(names = "--offset", paramLabel = "SIZE", description = "First byte of the region (default 0).")
     String offset = "0";
 
-    @Option(names = "--percentile_list", paramLabel = "P:P:...", description = "Completion latency percentiles "
-            + "to report, ':'-separated, at most 20 (default fio's list).")
+    @Option(
+            names = "--percentile_list",
+            paramLabel = "P:P:...",
+            description =
+                    "Completion latency percentiles " + "to report, ':'-separated, at most 20 (default fio's list).")
     String percentileList;
 
     @Option(names = "--rate_iops", paramLabel = "N", description = "Cap each job at N IOPS.")
@@ -51,19 +63,35 @@ final class WorkloadOptions {
     @Option(names = "--randseed", paramLabel = "N", description = "Seed for offsets, read/write mix and data.")
     String randseed = "12345";
 
-    @Option(names = "--time_based", arity = "0..1", fallbackValue = "1", paramLabel = "0|1",
+    @Option(
+            names = "--time_based",
+            arity = "0..1",
+            fallbackValue = "1",
+            paramLabel = "0|1",
             description = "Accepted for fio compatibility: runs are always time based.")
     String timeBased;
 
-    @Option(names = "--direct", arity = "0..1", fallbackValue = "1", paramLabel = "1",
+    @Option(
+            names = "--direct",
+            arity = "0..1",
+            fallbackValue = "1",
+            paramLabel = "1",
             description = "Accepted for fio compatibility: NVMe-oF I/O is always direct.")
     String direct;
 
-    @Option(names = "--group_reporting", arity = "0..1", fallbackValue = "1", paramLabel = "0|1",
+    @Option(
+            names = "--group_reporting",
+            arity = "0..1",
+            fallbackValue = "1",
+            paramLabel = "0|1",
             description = "Report all jobs as one.")
     String groupReporting;
 
-    @Option(names = "--hipri", arity = "0..1", fallbackValue = "1", paramLabel = "0|1",
+    @Option(
+            names = "--hipri",
+            arity = "0..1",
+            fallbackValue = "1",
+            paramLabel = "0|1",
             description = "Busy-poll completions (the -hipri variant of the setup(s)).")
     String hipri;
 
@@ -103,7 +131,8 @@ final class WorkloadOptions {
             int r = Units.integer("rwmixread", rwmixread, 0, 100);
             int w = Units.integer("rwmixwrite", rwmixwrite, 0, 100);
             if (r + w != 100) {
-                throw new IllegalArgumentException("--rwmixread " + r + " and --rwmixwrite " + w + " do not add up to 100");
+                throw new IllegalArgumentException(
+                        "--rwmixread " + r + " and --rwmixwrite " + w + " do not add up to 100");
             }
             return r;
         }
@@ -135,8 +164,9 @@ final class WorkloadOptions {
             throw Units.bad("size", size, "a size above 0");
         }
         long off = Units.size("offset", offset);
-        double[] pcts = percentileList == null ? Workload.FIO_PERCENTILES : Units.percentiles("percentile_list",
-                percentileList);
+        double[] pcts = percentileList == null
+                ? Workload.FIO_PERCENTILES
+                : Units.percentiles("percentile_list", percentileList);
         long rate = rateIops == null ? 0 : Units.integer("rate_iops", rateIops, 1, Integer.MAX_VALUE);
         long seed;
         try {
@@ -144,8 +174,21 @@ final class WorkloadOptions {
         } catch (NumberFormatException e) {
             throw Units.bad("randseed", randseed, "an integer");
         }
-        return new Workload(name, rw, mix(), (int) bsBytes, depth, jobs, verify && runtime == null ? 0 : run, ramp, sz,
-                off, verify, pcts, rate, seed);
+        return new Workload(
+                name,
+                rw,
+                mix(),
+                (int) bsBytes,
+                depth,
+                jobs,
+                verify && runtime == null ? 0 : run,
+                ramp,
+                sz,
+                off,
+                verify,
+                pcts,
+                rate,
+                seed);
     }
 
     /** The namespace size of the target started here: enough for the region, at least 1 GiB (RAM used only as written). */

@@ -9,8 +9,10 @@ record Cli(int exit, String out, String err) {
     static Cli run(String... args) {
         ByteArrayOutputStream o = new ByteArrayOutputStream();
         ByteArrayOutputStream e = new ByteArrayOutputStream();
-        int code = PerfCli.run(new PrintStream(o, true, StandardCharsets.UTF_8), new PrintStream(e, true,
-                StandardCharsets.UTF_8), args);
+        int code = PerfCli.run(
+                new PrintStream(o, true, StandardCharsets.UTF_8),
+                new PrintStream(e, true, StandardCharsets.UTF_8),
+                args);
         return new Cli(code, o.toString(StandardCharsets.UTF_8), e.toString(StandardCharsets.UTF_8));
     }
 

@@ -1,12 +1,13 @@
 package io.nvmeof.perf;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.awt.image.BufferedImage;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -17,57 +18,127 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /** compare on a tiny workload: the table, the JSON, and the HTML report rendered by headless Chromium. */
 class CompareTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build();
 
     @Test
     void tableAndReport(@TempDir Path dir) throws Exception {
         Path html = dir.resolve("report.html");
-        Cli r = Cli.run("compare", "--target", target.uri(), "--setups", "tcp,tcp-digest", "--iodepth", "1,4",
-                "--bs", "4k", "--runtime", "300ms", "--ramp_time", "100ms", "--size", "16m", "--report", html.toString());
+        Cli r = Cli.run(
+                "compare",
+                "--target",
+                target.uri(),
+                "--setups",
+                "tcp,tcp-digest",
+                "--iodepth",
+                "1,4",
+                "--bs",
+                "4k",
+                "--runtime",
+                "300ms",
+                "--ramp_time",
+                "100ms",
+                "--size",
+                "16m",
+                "--report",
+                html.toString());
         assertEquals(0, r.exit(), r.toString());
         String out = r.out();
         assertTrue(out.contains("| tcp "), out);
         assertTrue(out.contains("| tcp-digest"), out);
-        assertTrue(out.contains("IOPS") && out.contains("p50 us") && out.contains("p99 us") && out.contains("CPU ini"), out);
+        assertTrue(
+                out.contains("IOPS") && out.contains("p50 us") && out.contains("p99 us") && out.contains("CPU ini"),
+                out);
         assertTrue(out.contains("randread 4k qd1 "), out);
         assertTrue(out.contains("randread 4k qd4 "), out);
         assertFalse(out.contains("unavailable"), out);
         String page = Files.readString(html);
         assertTrue(page.startsWith("<!DOCTYPE html>"));
-        assertFalse(page.contains("http://") && page.replace("http://www.w3.org/2000/svg", "").contains("http://"),
+        assertFalse(
+                page.contains("http://")
+                        && page.replace("http://www.w3.org/2000/svg", "").contains("http://"),
                 "no network references");
         assertFalse(page.contains("<script src") || page.contains("<link"), "self-contained");
-        Cli j = Cli.run("compare", "--target", target.uri(), "--setups", "tcp", "--rw", "randwrite", "--iodepth", "2",
-                "--runtime", "200ms", "--ramp_time", "0", "--size", "8m", "--output-format", "json");
+        Cli j = Cli.run(
+                "compare",
+                "--target",
+                target.uri(),
+                "--setups",
+                "tcp",
+                "--rw",
+                "randwrite",
+                "--iodepth",
+                "2",
+                "--runtime",
+                "200ms",
+                "--ramp_time",
+                "0",
+                "--size",
+                "8m",
+                "--output-format",
+                "json");
         assertEquals(0, j.exit(), j.toString());
-        JsonNode p = new ObjectMapper().readTree(j.out()).get("nvmeof").get("points").get(0);
+        JsonNode p =
+                new ObjectMapper().readTree(j.out()).get("nvmeof").get("points").get(0);
         assertEquals("randwrite", p.get("rw").asText());
         JsonNode tcp = p.get("results").get("tcp");
         assertTrue(tcp.get("iops").asDouble() > 0);
         assertTrue(tcp.get("clat_p99_ns").asLong() >= tcp.get("clat_p50_ns").asLong());
-        assertTrue(tcp.get("fio").get("jobs").get(0).get("write").get("total_ios").asLong() > 0, "full fio JSON kept");
+        assertTrue(
+                tcp.get("fio").get("jobs").get(0).get("write").get("total_ios").asLong() > 0, "full fio JSON kept");
     }
 
     /** A comparison with two measured setups and one unavailable one, as compare builds it. */
     static CompareCommand.Comparison comparison() throws Exception {
         List<Workload> points = new ArrayList<>();
         for (int qd : new int[] {1, 4}) {
-            points.add(new Workload("job", "randread", 50, 4096, qd, 1, 300_000_000L, 100_000_000L, 16 << 20, 0, false,
-                    Workload.FIO_PERCENTILES, 0, 1));
+            points.add(new Workload(
+                    "job",
+                    "randread",
+                    50,
+                    4096,
+                    qd,
+                    1,
+                    300_000_000L,
+                    100_000_000L,
+                    16 << 20,
+                    0,
+                    false,
+                    Workload.FIO_PERCENTILES,
+                    0,
+                    1));
         }
-        points.add(new Workload("job", "read", 50, 128 << 10, 2, 1, 300_000_000L, 100_000_000L, 16 << 20, 0, false,
-                Workload.FIO_PERCENTILES, 0, 1));
-        Setup fake = new Setup("tcp-warp", "tcp", "NVMe/TCP over a warp drive", Map.of("warp", "9"), List.of(),
-                Map.of(), List.of(), true);
+        points.add(new Workload(
+                "job",
+                "read",
+                50,
+                128 << 10,
+                2,
+                1,
+                300_000_000L,
+                100_000_000L,
+                16 << 20,
+                0,
+                false,
+                Workload.FIO_PERCENTILES,
+                0,
+                1));
+        Setup fake = new Setup(
+                "tcp-warp",
+                "tcp",
+                "NVMe/TCP over a warp drive",
+                Map.of("warp", "9"),
+                List.of(),
+                Map.of(),
+                List.of(),
+                true);
         List<Setup> setups = List.of(Setup.named("tcp"), Setup.named("tcp-digest"), fake);
         Map<String, List<CompareCommand.Cell>> cells = new LinkedHashMap<>();
         Map<String, String> unavailable = new LinkedHashMap<>();
@@ -75,16 +146,18 @@ class CompareTest {
             List<CompareCommand.Cell> list = new ArrayList<>();
             String reason = s.unavailableReason(false);
             for (Workload w : points) {
-                list.add(reason != null ? new CompareCommand.Cell(null, reason)
-                        : new CompareCommand.Cell(Runner.run(w, s, target.uri(), false, null), null));
+                list.add(
+                        reason != null
+                                ? new CompareCommand.Cell(null, reason)
+                                : new CompareCommand.Cell(Runner.run(w, s, target.uri(), false, null), null));
             }
             if (reason != null) {
                 unavailable.put(s.name(), reason);
             }
             cells.put(s.name(), list);
         }
-        return new CompareCommand.Comparison(points, setups, unavailable, cells, false, target.uri(), Machine.here(),
-                System.currentTimeMillis());
+        return new CompareCommand.Comparison(
+                points, setups, unavailable, cells, false, target.uri(), Machine.here(), System.currentTimeMillis());
     }
 
     @Test
@@ -93,7 +166,12 @@ class CompareTest {
         String table = CompareCommand.table(c);
         assertTrue(table.contains("unavailable: the initiator has no URI option warp=9"), table);
         assertTrue(table.contains("tcp-warp (EMULATED)"), table);
-        assertEquals(3, table.lines().filter(l -> l.startsWith("randread 4k") || l.startsWith("read 128k")).count(), table);
+        assertEquals(
+                3,
+                table.lines()
+                        .filter(l -> l.startsWith("randread 4k") || l.startsWith("read 128k"))
+                        .count(),
+                table);
     }
 
     // ---- the HTML report, rendered by headless Chromium and looked at ----
@@ -110,9 +188,14 @@ class CompareTest {
         boolean root = "root".equals(System.getProperty("user.name"));
         if (root && new File("/usr/bin/apt-get").canExecute()) {
             // Debian's chromium, as .ci/run installs it; the test environment may not have it yet
-            Process p = new ProcessBuilder("sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium "
-                    + "|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)")
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = new ProcessBuilder(
+                            "sh",
+                            "-c",
+                            "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium "
+                                    + "|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)")
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             p.waitFor(15, TimeUnit.MINUTES);
             if (new File("/usr/bin/chromium").canExecute()) {
                 return "/usr/bin/chromium";
@@ -122,11 +205,22 @@ class CompareTest {
     }
 
     private static String runChromium(String chromium, Path profile, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-dev-shm-usage", "--user-data-dir=" + profile));
+        List<String> cmd = new ArrayList<>(List.of(
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--user-data-dir=" + profile));
         cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         byte[] out = p.getInputStream().readAllBytes();
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "chromium finished");
         return new String(out, StandardCharsets.UTF_8);
@@ -140,7 +234,11 @@ class CompareTest {
         String chromium = chromium();
         assumeTrue(chromium != null, "no chromium and it could not be installed (not root or no apt-get)");
         Path png = dir.resolve("report.png");
-        runChromium(chromium, dir.resolve("profile1"), "--screenshot=" + png, "--window-size=1280,2000",
+        runChromium(
+                chromium,
+                dir.resolve("profile1"),
+                "--screenshot=" + png,
+                "--window-size=1280,2000",
                 html.toUri().toString());
         assertTrue(Files.size(png) > 10_000, "a screenshot was written");
         BufferedImage img = javax.imageio.ImageIO.read(png.toFile());
@@ -161,14 +259,17 @@ class CompareTest {
             }
         }
         assertTrue(nonWhite > 20_000, "non-white pixels: " + nonWhite);
-        assertTrue(seriesColoured > 200, "pixels in the first two setups' colours (lines, points, bars): " + seriesColoured);
+        assertTrue(
+                seriesColoured > 200,
+                "pixels in the first two setups' colours (lines, points, bars): " + seriesColoured);
         // some copy for a person to look at: target/…/report.png is kept under build/
         Path keep = Path.of("build", "compare-report-screenshot.png");
         Files.createDirectories(keep.getParent());
         Files.copy(png, keep, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.copy(html, Path.of("build", "compare-report.html"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
 
-        String dom = runChromium(chromium, dir.resolve("profile2"), "--dump-dom", html.toUri().toString());
+        String dom = runChromium(
+                chromium, dir.resolve("profile2"), "--dump-dom", html.toUri().toString());
         assertTrue(dom.contains("<svg id=\"latency-0\""), "latency chart per point");
         assertTrue(dom.contains("<svg id=\"latency-2\""));
         assertTrue(dom.contains("<svg id=\"iops-randread-4k\""), "IOPS against queue depth");

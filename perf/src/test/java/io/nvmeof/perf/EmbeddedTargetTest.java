@@ -1,21 +1,21 @@
 package io.nvmeof.perf;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import org.junit.jupiter.api.Test;
-
-import java.util.List;
-import java.util.stream.Collectors;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
 /** With no --target, a target of ours runs in a separate process for the run and is gone afterwards. */
 class EmbeddedTargetTest {
     static List<ProcessHandle> targetProcesses() {
-        return ProcessHandle.current().descendants()
+        return ProcessHandle.current()
+                .descendants()
                 .filter(p -> p.isAlive() && p.info().commandLine().orElse("").contains(EmbeddedTarget.MARKER))
                 .collect(Collectors.toList());
     }
@@ -36,16 +36,27 @@ class EmbeddedTargetTest {
     @Test
     void targetJvmGetsLeakDetectionAndExtraOptions() {
         List<String> o = EmbeddedTarget.jvmOptions(" -Xlog:gc:file=/tmp/x.log  -Dfoo=1 ");
-        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256",
-                "-Xlog:gc:file=/tmp/x.log", "-Dfoo=1"), o);
-        assertEquals(List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256"),
+        assertEquals(
+                List.of(
+                        "-Dio.netty.leakDetection.level=disabled",
+                        "-Dio.netty.recycler.chunkSize=256",
+                        "-Xlog:gc:file=/tmp/x.log",
+                        "-Dfoo=1"),
+                o);
+        assertEquals(
+                List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256"),
                 EmbeddedTarget.jvmOptions(null));
     }
 
     @Test
     void defaultRunUsesItAndLeavesNoProcess() throws Exception {
         assertEquals(List.of(), targetProcesses());
-        Cli r = Cli.run("--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=500ms", "--ramp_time=200ms",
+        Cli r = Cli.run(
+                "--rw=randread",
+                "--bs=4k",
+                "--iodepth=4",
+                "--runtime=500ms",
+                "--ramp_time=200ms",
                 "--output-format=json");
         assertEquals(0, r.exit(), r.toString());
         JsonNode n = new ObjectMapper().readTree(r.out()).get("nvmeof");

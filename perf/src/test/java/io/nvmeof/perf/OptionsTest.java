@@ -1,15 +1,15 @@
 package io.nvmeof.perf;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import picocli.CommandLine;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
 
 /** fio's option spellings, value syntax, and a clear message with exit 2 for every bad value (no target needed). */
 class OptionsTest {
@@ -22,12 +22,47 @@ class OptionsTest {
 
     @Test
     void fioSpellings() {
-        Workload a = parse("--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=16", "--numjobs=2", "--runtime=3",
-                "--ramp_time=500ms", "--size=64m", "--offset=1m", "--percentile_list=50:99:99.9", "--rate_iops=1000",
-                "--name=t", "--direct=1", "--time_based", "--group_reporting");
-        Workload b = parse("--rw", "randrw", "--rwmixread", "70", "--bs", "4K", "--iodepth", "16", "--numjobs", "2",
-                "--runtime", "3s", "--ramp_time", "0.5", "--size", "64MiB", "--offset", "1024k",
-                "--percentile_list", "50:99:99.9", "--rate_iops", "1000", "--name", "t");
+        Workload a = parse(
+                "--rw=randrw",
+                "--rwmixread=70",
+                "--bs=4k",
+                "--iodepth=16",
+                "--numjobs=2",
+                "--runtime=3",
+                "--ramp_time=500ms",
+                "--size=64m",
+                "--offset=1m",
+                "--percentile_list=50:99:99.9",
+                "--rate_iops=1000",
+                "--name=t",
+                "--direct=1",
+                "--time_based",
+                "--group_reporting");
+        Workload b = parse(
+                "--rw",
+                "randrw",
+                "--rwmixread",
+                "70",
+                "--bs",
+                "4K",
+                "--iodepth",
+                "16",
+                "--numjobs",
+                "2",
+                "--runtime",
+                "3s",
+                "--ramp_time",
+                "0.5",
+                "--size",
+                "64MiB",
+                "--offset",
+                "1024k",
+                "--percentile_list",
+                "50:99:99.9",
+                "--rate_iops",
+                "1000",
+                "--name",
+                "t");
         for (Workload w : new Workload[] {a, b}) {
             assertEquals("randrw", w.rw());
             assertEquals(70, w.rwmixread());
@@ -70,42 +105,46 @@ class OptionsTest {
         assertThrows(IllegalArgumentException.class, () -> Units.size("bs", "4x"));
         assertThrows(IllegalArgumentException.class, () -> Units.size("bs", "k"));
         assertThrows(IllegalArgumentException.class, () -> Units.size("bs", "-4k"));
-        assertThrows(IllegalArgumentException.class, () -> Units.percentiles("percentile_list", "1:2:3:4:5:6:7:8:9:10:"
-                + "11:12:13:14:15:16:17:18:19:20:21"));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> Units.percentiles(
+                        "percentile_list", "1:2:3:4:5:6:7:8:9:10:" + "11:12:13:14:15:16:17:18:19:20:21"));
     }
 
     @ParameterizedTest(name = "{0} -> {1}")
-    @CsvSource(delimiter = '|', value = {
-            "--rw=randomread|invalid value 'randomread' for --rw",
-            "--bs=4x|invalid value '4x' for --bs",
-            "--bs=100|invalid value '100' for --bs: expected a block size from 512",
-            "--bs=|invalid value '' for --bs",
-            "--iodepth=0|invalid value '0' for --iodepth: expected an integer from 1 to 1023",
-            "--iodepth=abc|invalid value 'abc' for --iodepth",
-            "--iodepth=5000|invalid value '5000' for --iodepth",
-            "--numjobs=0|invalid value '0' for --numjobs",
-            "--numjobs=65|invalid value '65' for --numjobs",
-            "--runtime=10x|invalid value '10x' for --runtime",
-            "--runtime=abc|invalid value 'abc' for --runtime",
-            "--runtime=10ms|invalid value '10ms' for --runtime: expected at least 100ms",
-            "--ramp_time=-1|invalid value '-1' for --ramp_time",
-            "--size=0|invalid value '0' for --size",
-            "--size=lots|invalid value 'lots' for --size",
-            "--offset=1q|invalid value '1q' for --offset",
-            "--rwmixread=101|invalid value '101' for --rwmixread",
-            "--rwmixwrite=-5|invalid value '-5' for --rwmixwrite",
-            "--percentile_list=50:101|invalid value '50:101' for --percentile_list",
-            "--percentile_list=abc|invalid value 'abc' for --percentile_list",
-            "--rate_iops=0|invalid value '0' for --rate_iops",
-            "--verify=md5|invalid value 'md5' for --verify: expected crc32c",
-            "--output-format=xml|invalid value 'xml' for --output-format",
-            "--time_based=maybe|invalid value 'maybe' for --time_based",
-            "--direct=0|--direct=0 is not possible",
-            "--setup=carrier-pigeon|unknown setup 'carrier-pigeon'",
-            "--target=http://example.com|unknown scheme",
-            "--no-such-option|Unknown option: '--no-such-option'",
-            "--randseed=x|invalid value 'x' for --randseed",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "--rw=randomread|invalid value 'randomread' for --rw",
+                "--bs=4x|invalid value '4x' for --bs",
+                "--bs=100|invalid value '100' for --bs: expected a block size from 512",
+                "--bs=|invalid value '' for --bs",
+                "--iodepth=0|invalid value '0' for --iodepth: expected an integer from 1 to 1023",
+                "--iodepth=abc|invalid value 'abc' for --iodepth",
+                "--iodepth=5000|invalid value '5000' for --iodepth",
+                "--numjobs=0|invalid value '0' for --numjobs",
+                "--numjobs=65|invalid value '65' for --numjobs",
+                "--runtime=10x|invalid value '10x' for --runtime",
+                "--runtime=abc|invalid value 'abc' for --runtime",
+                "--runtime=10ms|invalid value '10ms' for --runtime: expected at least 100ms",
+                "--ramp_time=-1|invalid value '-1' for --ramp_time",
+                "--size=0|invalid value '0' for --size",
+                "--size=lots|invalid value 'lots' for --size",
+                "--offset=1q|invalid value '1q' for --offset",
+                "--rwmixread=101|invalid value '101' for --rwmixread",
+                "--rwmixwrite=-5|invalid value '-5' for --rwmixwrite",
+                "--percentile_list=50:101|invalid value '50:101' for --percentile_list",
+                "--percentile_list=abc|invalid value 'abc' for --percentile_list",
+                "--rate_iops=0|invalid value '0' for --rate_iops",
+                "--verify=md5|invalid value 'md5' for --verify: expected crc32c",
+                "--output-format=xml|invalid value 'xml' for --output-format",
+                "--time_based=maybe|invalid value 'maybe' for --time_based",
+                "--direct=0|--direct=0 is not possible",
+                "--setup=carrier-pigeon|unknown setup 'carrier-pigeon'",
+                "--target=http://example.com|unknown scheme",
+                "--no-such-option|Unknown option: '--no-such-option'",
+                "--randseed=x|invalid value 'x' for --randseed",
+            })
     void badValueExits2WithAClearMessage(String arg, String message) {
         Cli r = Cli.run(arg, "--runtime=1");
         if (arg.startsWith("--runtime")) {
@@ -128,8 +167,13 @@ class OptionsTest {
 
     @Test
     void compareBadValues() {
-        for (String[] args : new String[][] {{"compare", "--iodepth=1,x"}, {"compare", "--bs=4k,,7q"},
-                {"compare", "--setups=tcp,warp"}, {"compare", "--rw=randread,sideways"}, {"compare", "--setups="}}) {
+        for (String[] args : new String[][] {
+            {"compare", "--iodepth=1,x"},
+            {"compare", "--bs=4k,,7q"},
+            {"compare", "--setups=tcp,warp"},
+            {"compare", "--rw=randread,sideways"},
+            {"compare", "--setups="}
+        }) {
             Cli r = Cli.run(args);
             assertEquals(2, r.exit(), r.toString());
             assertTrue(r.err().startsWith("nvmeof-perf: "), r.toString());
@@ -141,16 +185,38 @@ class OptionsTest {
         assertEquals("tcp-io_uring-hipri", Setup.named("tcp-io_uring-hipri").name());
         assertEquals("1", Setup.named("tcp-hipri").uriOptions().get("hipri"));
         assertTrue(Setup.named("tcp-hipri").targetArgs().contains("--busy-poll"));
-        assertEquals("header,data", Setup.named("tcp-digest").effectiveUriOptions().get("digest"));
-        Setup bogus = new Setup("warp", "tcp", "test", java.util.Map.of("warp", "9"), java.util.List.of(),
-                java.util.Map.of(), java.util.List.of(), false);
+        assertEquals(
+                "header,data", Setup.named("tcp-digest").effectiveUriOptions().get("digest"));
+        Setup bogus = new Setup(
+                "warp",
+                "tcp",
+                "test",
+                java.util.Map.of("warp", "9"),
+                java.util.List.of(),
+                java.util.Map.of(),
+                java.util.List.of(),
+                false);
         assertTrue(bogus.unavailableReason(false).contains("no URI option warp=9"), bogus.unavailableReason(false));
-        Setup noFlag = new Setup("x", "tcp", "test", java.util.Map.of(), java.util.List.of("--warp-drive"),
-                java.util.Map.of(), java.util.List.of(), false);
+        Setup noFlag = new Setup(
+                "x",
+                "tcp",
+                "test",
+                java.util.Map.of(),
+                java.util.List.of("--warp-drive"),
+                java.util.Map.of(),
+                java.util.List.of(),
+                false);
         assertTrue(noFlag.unavailableReason(true).contains("no --warp-drive option"));
         assertEquals(null, noFlag.unavailableReason(false), "target flags do not matter for a remote target");
-        Setup noTransport = new Setup("y", "carrier", "test", java.util.Map.of(), java.util.List.of(),
-                java.util.Map.of(), java.util.List.of(), false);
+        Setup noTransport = new Setup(
+                "y",
+                "carrier",
+                "test",
+                java.util.Map.of(),
+                java.util.List.of(),
+                java.util.Map.of(),
+                java.util.List.of(),
+                false);
         assertTrue(noTransport.unavailableReason(true).contains("carrier"));
     }
 

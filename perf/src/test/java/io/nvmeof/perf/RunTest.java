@@ -1,27 +1,27 @@
 package io.nvmeof.perf;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 /** Short runs against an in-JVM target on a free loopback port: the JSON schema, the human report, verify. */
 class RunTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("256M").blockSize(4096).build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("256M").blockSize(4096).build();
 
     @AfterEach
     void noHook() {
@@ -30,8 +30,18 @@ class RunTest {
 
     @Test
     void jsonHasFioFieldNamesAndTypes() throws Exception {
-        Cli r = Cli.run("--target", target.uri(), "--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=4",
-                "--numjobs=2", "--runtime=400ms", "--ramp_time=100ms", "--size=16m", "--output-format=json",
+        Cli r = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=randrw",
+                "--rwmixread=70",
+                "--bs=4k",
+                "--iodepth=4",
+                "--numjobs=2",
+                "--runtime=400ms",
+                "--ramp_time=100ms",
+                "--size=16m",
+                "--output-format=json",
                 "--percentile_list=50:99:99.9");
         assertEquals(0, r.exit(), r.toString());
         JsonNode root = new ObjectMapper().readTree(r.out());
@@ -50,8 +60,21 @@ class RunTest {
             assertTrue(job.get("latency_ms").has(">=2000"));
             for (String dir : List.of("read", "write", "trim")) {
                 JsonNode d = job.get(dir);
-                for (String f : List.of("io_bytes", "io_kbytes", "bw_bytes", "bw", "runtime", "total_ios", "short_ios",
-                        "drop_ios", "bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples")) {
+                for (String f : List.of(
+                        "io_bytes",
+                        "io_kbytes",
+                        "bw_bytes",
+                        "bw",
+                        "runtime",
+                        "total_ios",
+                        "short_ios",
+                        "drop_ios",
+                        "bw_min",
+                        "bw_max",
+                        "bw_samples",
+                        "iops_min",
+                        "iops_max",
+                        "iops_samples")) {
                     assertTrue(d.get(f).isIntegralNumber(), dir + "." + f + " is an integer: " + d.get(f));
                 }
                 for (String f : List.of("iops", "bw_mean", "bw_dev", "iops_mean", "iops_stddev", "bw_agg")) {
@@ -68,7 +91,8 @@ class RunTest {
             assertTrue(read.get("total_ios").asLong() > 0, "reads happened");
             assertTrue(job.get("write").get("total_ios").asLong() > 0, "writes happened");
             assertEquals(0, job.get("trim").get("total_ios").asLong());
-            assertEquals(read.get("total_ios").asLong() * 4096, read.get("io_bytes").asLong());
+            assertEquals(
+                    read.get("total_ios").asLong() * 4096, read.get("io_bytes").asLong());
             assertEquals(read.get("bw_bytes").asLong() / 1024, read.get("bw").asLong(), 1.0, "bw is KiB/s");
             JsonNode pct = read.get("clat_ns").get("percentile");
             assertEquals(List.of("50.000000", "99.000000", "99.900000"), iterable(pct.fieldNames()));
@@ -76,8 +100,10 @@ class RunTest {
             long p99 = pct.get("99.000000").asLong();
             assertTrue(p50 > 0 && p50 <= p99, "percentiles ordered: " + pct);
             assertTrue(read.get("clat_ns").get("min").asLong() <= p50);
-            assertTrue(read.get("lat_ns").get("max").asLong() >= read.get("clat_ns").get("max").asLong());
-            totalIos += read.get("total_ios").asLong() + job.get("write").get("total_ios").asLong();
+            assertTrue(read.get("lat_ns").get("max").asLong()
+                    >= read.get("clat_ns").get("max").asLong());
+            totalIos += read.get("total_ios").asLong()
+                    + job.get("write").get("total_ios").asLong();
         }
         JsonNode n = root.get("nvmeof");
         assertEquals("tcp", n.get("setup").asText());
@@ -99,12 +125,30 @@ class RunTest {
 
     @Test
     void groupReportingAndHumanOutput() throws Exception {
-        Cli j = Cli.run("--target", target.uri(), "--rw=read", "--bs=128k", "--iodepth=2", "--numjobs=2",
-                "--runtime=300ms", "--ramp_time=0", "--size=8m", "--group_reporting", "--output-format=json");
+        Cli j = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=read",
+                "--bs=128k",
+                "--iodepth=2",
+                "--numjobs=2",
+                "--runtime=300ms",
+                "--ramp_time=0",
+                "--size=8m",
+                "--group_reporting",
+                "--output-format=json");
         assertEquals(0, j.exit(), j.toString());
         assertEquals(1, new ObjectMapper().readTree(j.out()).get("jobs").size());
-        Cli h = Cli.run("--target", target.uri(), "--rw=randwrite", "--bs=8k", "--iodepth=2", "--runtime=300ms",
-                "--ramp_time=100ms", "--size=8m", "--rate_iops=200");
+        Cli h = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=randwrite",
+                "--bs=8k",
+                "--iodepth=2",
+                "--runtime=300ms",
+                "--ramp_time=100ms",
+                "--size=8m",
+                "--rate_iops=200");
         assertEquals(0, h.exit(), h.toString());
         assertTrue(h.out().contains("job: (groupid=0, jobs=1): err= 0"), h.out());
         assertTrue(h.out().contains("  write: IOPS="), h.out());
@@ -114,7 +158,10 @@ class RunTest {
         assertTrue(h.out().contains("Run status group 0 (all jobs):"), h.out());
         assertTrue(h.out().contains("WRITE: bw="), h.out());
         // 200 IOPS for 0.3 s: about 60 writes, certainly not thousands
-        String iops = h.out().substring(h.out().indexOf("IOPS=") + 5, h.out().indexOf(',', h.out().indexOf("IOPS=")));
+        String iops = h.out()
+                .substring(
+                        h.out().indexOf("IOPS=") + 5,
+                        h.out().indexOf(',', h.out().indexOf("IOPS=")));
         assertTrue(Double.parseDouble(iops.replace("k", "")) < 400 && !iops.endsWith("k"), "rate_iops: " + iops);
     }
 
@@ -133,8 +180,15 @@ class RunTest {
 
     @Test
     void verifyPasses() {
-        Cli r = Cli.run("--target", target.uri(), "--rw=randwrite", "--bs=16k", "--iodepth=8", "--numjobs=2",
-                "--size=4m", "--verify=crc32c");
+        Cli r = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=randwrite",
+                "--bs=16k",
+                "--iodepth=8",
+                "--numjobs=2",
+                "--size=4m",
+                "--verify=crc32c");
         assertEquals(0, r.exit(), r.toString());
         assertTrue(r.out().contains("read: IOPS="), "the read-back is reported: " + r.out());
         assertTrue(r.out().contains("io=4MiB"), "every block written once and read back: " + r.out());
@@ -150,7 +204,10 @@ class RunTest {
                 ByteBuffer b = ByteBuffer.allocateDirect(4096);
                 long lba = (4L << 20) / 4096 + 37;
                 ns.read(lba, 1, b);
-                assertEquals(Job.VERIFY_MAGIC, b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0), "written by the job");
+                assertEquals(
+                        Job.VERIFY_MAGIC,
+                        b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0),
+                        "written by the job");
                 b.put(2000, (byte) (b.get(2000) ^ 0x10));
                 ns.write(lba, 1, b);
                 corrupted.set(lba);
@@ -158,7 +215,14 @@ class RunTest {
                 throw new AssertionError(e);
             }
         };
-        Cli r = Cli.run("--target", target.uri(), "--rw=write", "--bs=8k", "--iodepth=4", "--offset=4m", "--size=1m",
+        Cli r = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=write",
+                "--bs=8k",
+                "--iodepth=4",
+                "--offset=4m",
+                "--size=1m",
                 "--verify=crc32c");
         assertEquals(1, r.exit(), r.toString());
         assertTrue(corrupted.get() > 0, "the hook ran");
@@ -185,8 +249,18 @@ class RunTest {
         io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
         io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
         try {
-            String[] args = {"--target", target.uri(), "--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=8",
-                    "--runtime=1500ms", "--ramp_time=200ms", "--size=16m", "--output-format=json"};
+            String[] args = {
+                "--target",
+                target.uri(),
+                "--rw=randrw",
+                "--rwmixread=70",
+                "--bs=4k",
+                "--iodepth=8",
+                "--runtime=1500ms",
+                "--ramp_time=200ms",
+                "--size=16m",
+                "--output-format=json"
+            };
             assertEquals(0, Cli.run(args).exit()); // warm-up: JIT, pools, the host event loop thread
             long before = hostThreadBytes();
             Cli r = Cli.run(args);

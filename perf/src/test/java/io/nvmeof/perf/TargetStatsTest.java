@@ -1,23 +1,23 @@
 package io.nvmeof.perf;
 
-import io.nvmeof.initiator.Controller;
-import io.nvmeof.initiator.Nvme;
-import io.nvmeof.initiator.NvmeStatusException;
-import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.Nvme;
+import io.nvmeof.initiator.NvmeStatusException;
+import io.nvmeof.testsupport.NvmeofTargetExtension;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
 /** The vendor log page over the fabric with the public Controller.getLogPage, and how other LIDs are refused. */
 class TargetStatsTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build();
 
     @Test
     void countersIncreaseOverTheFabric() throws Exception {
@@ -40,7 +40,8 @@ class TargetStatsTest {
             assertTrue(after.cpu().clockNanos() > before.cpu().clockNanos());
             assertEquals(Runtime.getRuntime().availableProcessors(), after.cpus());
             // a piece at an offset, as any host may read it
-            assertEquals(after.commands(), c.getLogPage(TargetStats.LID, 0, 40, 8).getLong(0));
+            assertEquals(
+                    after.commands(), c.getLogPage(TargetStats.LID, 0, 40, 8).getLong(0));
         }
     }
 
@@ -59,9 +60,14 @@ class TargetStatsTest {
     @Test
     void aTargetWithAnotherModelIsUnknown() throws Exception {
         io.nvmeof.target.config.SubsystemConfig sub = new io.nvmeof.target.config.SubsystemConfig(
-                "nqn.2024-01.io.nvmeof:other", true, java.util.List.of(),
-                java.util.List.of(io.nvmeof.target.config.NamespaceConfig.of(1, 16L << 20)), "SN1", "Linux");
-        io.nvmeof.target.config.ListenerConfig l = io.nvmeof.target.config.ListenerConfig.parse("tcp://127.0.0.1:0",
+                "nqn.2024-01.io.nvmeof:other",
+                true,
+                java.util.List.of(),
+                java.util.List.of(io.nvmeof.target.config.NamespaceConfig.of(1, 16L << 20)),
+                "SN1",
+                "Linux");
+        io.nvmeof.target.config.ListenerConfig l = io.nvmeof.target.config.ListenerConfig.parse(
+                "tcp://127.0.0.1:0",
                 io.nvmeof.core.spi.ListenerOptions.DEFAULT_MAX_QUEUE_SIZE,
                 io.nvmeof.core.spi.ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE);
         try (io.nvmeof.target.NvmeTarget t = io.nvmeof.target.NvmeTarget.create(

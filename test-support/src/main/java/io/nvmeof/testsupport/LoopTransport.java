@@ -18,7 +18,6 @@ import io.nvmeof.core.spi.Transport;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -52,6 +51,7 @@ import java.util.function.Consumer;
 public final class LoopTransport implements Transport {
     /** TRTYPE "intra-host" / loop (nvmeof-protocol.md §3.3). */
     public static final int TRTYPE_LOOP = 0xFE;
+
     private static final Map<Integer, Listener> LISTENERS = new ConcurrentHashMap<>();
     private static final AtomicInteger NEXT_PORT = new AtomicInteger(20000);
     private static final AtomicInteger IDS = new AtomicInteger();
@@ -69,7 +69,8 @@ public final class LoopTransport implements Transport {
     @Override
     public TargetListener listen(ListenerOptions options, QueueAcceptor acceptor) throws IOException {
         int port = options.address().getPort();
-        InetAddress addr = options.address().getAddress() != null ? options.address().getAddress()
+        InetAddress addr = options.address().getAddress() != null
+                ? options.address().getAddress()
                 : InetAddress.getLoopbackAddress();
         while (true) {
             int p = port != 0 ? port : NEXT_PORT.getAndIncrement();
@@ -87,7 +88,8 @@ public final class LoopTransport implements Transport {
     public HostQueue connect(HostQueueOptions options) throws IOException {
         Listener l = LISTENERS.get(options.address().getPort());
         if (l == null) {
-            throw new IOException("connection refused: nothing listens on loop port " + options.address().getPort());
+            throw new IOException("connection refused: nothing listens on loop port "
+                    + options.address().getPort());
         }
         return l.connect(options);
     }
@@ -139,9 +141,18 @@ public final class LoopTransport implements Transport {
             this.address = address;
             this.options = options;
             this.acceptor = acceptor;
-            this.portInfo = new PortInfo(TRTYPE_LOOP, PortInfo.ADRFAM_IPV4, address.getAddress().getHostAddress(),
-                    Integer.toString(address.getPort()), options.portId(), options.maxQueueSize(),
-                    options.inCapsuleDataSize(), 0x00100001, 0, 0, new byte[0]);
+            this.portInfo = new PortInfo(
+                    TRTYPE_LOOP,
+                    PortInfo.ADRFAM_IPV4,
+                    address.getAddress().getHostAddress(),
+                    Integer.toString(address.getPort()),
+                    options.portId(),
+                    options.maxQueueSize(),
+                    options.inCapsuleDataSize(),
+                    0x00100001,
+                    0,
+                    0,
+                    new byte[0]);
         }
 
         Connection connect(HostQueueOptions o) throws IOException {
@@ -190,6 +201,7 @@ public final class LoopTransport implements Transport {
         boolean hostClosed;
         /** Set on the target thread by the close task. */
         boolean targetClosed;
+
         volatile Consumer<Throwable> closeListener;
         volatile int maxInCapsule;
         volatile int connectedQid = -1;
@@ -216,7 +228,9 @@ public final class LoopTransport implements Transport {
 
         void start() throws IOException {
             try {
-                handler = targetThread.submit(() -> listener.acceptor.accept(targetEnd)).get();
+                handler = targetThread
+                        .submit(() -> listener.acceptor.accept(targetEnd))
+                        .get();
             } catch (Exception e) {
                 throw new IOException("the target refused the loop connection: " + e, e);
             }
@@ -435,9 +449,11 @@ public final class LoopTransport implements Transport {
     private static final class Request implements TargetRequest {
         final Connection connection;
         final HostCommand host;
-        final ByteBuffer sqeBuffer = ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        final ByteBuffer sqeBuffer =
+                ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
-        final ByteBuffer cqeBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        final ByteBuffer cqeBuffer =
+                ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         final CompletionQueueEntry cqe = new CompletionQueueEntry();
         final int length;
         final boolean toController;
@@ -453,10 +469,12 @@ public final class LoopTransport implements Transport {
             cqe.wrap(cqeBuffer, 0);
             length = host.dataLength();
             int opc = sqe.opcode();
-            DataDirection dir = opc == FabricsCommandType.OPCODE ? DataDirection.of(sqe.fctype()) : DataDirection.of(opc);
+            DataDirection dir =
+                    opc == FabricsCommandType.OPCODE ? DataDirection.of(sqe.fctype()) : DataDirection.of(opc);
             toController = dir == DataDirection.HOST_TO_CONTROLLER;
             // In-capsule like NVMe/TCP: fabrics and admin commands up to 8192 bytes, I/O up to the negotiated size.
-            int limit = opc == FabricsCommandType.OPCODE || connection.options.qid() == 0 ? 8192 : connection.maxInCapsule;
+            int limit =
+                    opc == FabricsCommandType.OPCODE || connection.options.qid() == 0 ? 8192 : connection.maxInCapsule;
             inCapsule = toController && length > 0 && length <= limit;
             sqe.sgl().set(inCapsule ? SglDescriptor.ID_IN_CAPSULE : SglDescriptor.ID_TCP_TRANSPORT, 0, length);
             if (toController && length > 0) {

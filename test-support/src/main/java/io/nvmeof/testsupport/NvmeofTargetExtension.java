@@ -6,6 +6,13 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -14,14 +21,6 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
-
-import java.io.IOException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A JUnit 5 extension that runs one of our RAM-backed NVMe-oF targets inside the test JVM, on a free loopback port, and
@@ -50,8 +49,8 @@ import java.util.List;
  * <p>Parameters it resolves: {@code @TargetUri String / URI / T} (any T with {@code static T parse(String)}),
  * {@code URI} without the annotation, {@link NvmeTarget} and the extension itself.
  */
-public final class NvmeofTargetExtension implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback,
-        AfterEachCallback, ParameterResolver {
+public final class NvmeofTargetExtension
+        implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback, ParameterResolver {
     /** The subsystem NQN unless one is given. */
     public static final String DEFAULT_NQN = "nqn.2024-01.io.nvmeof:test";
 
@@ -238,8 +237,7 @@ public final class NvmeofTargetExtension implements BeforeAllCallback, AfterAllC
 
     /** Builder of {@link NvmeofTargetExtension}. */
     public static final class Builder {
-        private record Ns(String size, int blockSize, boolean readOnly) {
-        }
+        private record Ns(String size, int blockSize, boolean readOnly) {}
 
         private String transport = "tcp";
         private String nqn = DEFAULT_NQN;
@@ -252,8 +250,7 @@ public final class NvmeofTargetExtension implements BeforeAllCallback, AfterAllC
         private long memoryBudget;
         private int discoveryKatoMillis;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** "tcp" (default) or "loop" (in-JVM, no socket: {@link LoopTransport}). */
         public Builder transport(String name) {

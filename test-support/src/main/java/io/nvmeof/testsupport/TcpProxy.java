@@ -87,26 +87,29 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to, String dir) {
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[65536];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int n;
-                while ((n = in.read(buf)) >= 0) {
-                    synchronized (pauseLock) {
-                        while (paused && !closed) {
-                            pauseLock.wait(100);
+        Thread t = new Thread(
+                () -> {
+                    byte[] buf = new byte[65536];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int n;
+                        while ((n = in.read(buf)) >= 0) {
+                            synchronized (pauseLock) {
+                                while (paused && !closed) {
+                                    pauseLock.wait(100);
+                                }
+                            }
+                            out.write(buf, 0, n);
+                            out.flush();
                         }
+                    } catch (IOException | InterruptedException e) {
+                        // connection gone
+                    } finally {
+                        closeQuietly(from);
+                        closeQuietly(to);
                     }
-                    out.write(buf, 0, n);
-                    out.flush();
-                }
-            } catch (IOException | InterruptedException e) {
-                // connection gone
-            } finally {
-                closeQuietly(from);
-                closeQuietly(to);
-            }
-        }, "tcp-proxy-" + dir + "-" + from.getPort());
+                },
+                "tcp-proxy-" + dir + "-" + from.getPort());
         t.setDaemon(true);
         t.start();
     }

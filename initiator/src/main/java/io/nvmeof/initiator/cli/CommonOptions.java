@@ -8,25 +8,34 @@ import io.nvmeof.initiator.HostIdentity;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
+import java.io.PrintWriter;
+import java.util.Locale;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.io.PrintWriter;
-import java.util.Locale;
-
 /** Options every verb shares (a Picocli mixin): the URI, the output format and the host NQN. */
 final class CommonOptions {
-    enum Format { normal, json }
+    enum Format {
+        normal,
+        json
+    }
 
-    @Parameters(index = "0", paramLabel = "URI",
+    @Parameters(
+            index = "0",
+            paramLabel = "URI",
             description = "nvme+tcp://HOST[:PORT][/NQN][?OPTIONS] (port 4420 unless given)")
     String uri;
 
-    @Option(names = {"-o", "--output-format"}, paramLabel = "FMT", description = "normal (default) or json")
+    @Option(
+            names = {"-o", "--output-format"},
+            paramLabel = "FMT",
+            description = "normal (default) or json")
     Format format = Format.normal;
 
-    @Option(names = {"-q", "--hostnqn"}, paramLabel = "NQN", description = "Host NQN (default: /etc/nvme/hostnqn or "
-            + "one derived from the machine ID)")
+    @Option(
+            names = {"-q", "--hostnqn"},
+            paramLabel = "NQN",
+            description = "Host NQN (default: /etc/nvme/hostnqn or " + "one derived from the machine ID)")
     String hostNqn;
 
     static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);

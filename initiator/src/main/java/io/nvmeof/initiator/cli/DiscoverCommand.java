@@ -4,20 +4,21 @@ import io.nvmeof.initiator.DiscoveryEntry;
 import io.nvmeof.initiator.DiscoveryLog;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeUri;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
-
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /** {@code nvmeof discover URI}: the discovery log, printed like {@code nvme discover}. */
-@Command(name = "discover", mixinStandardHelpOptions = true,
+@Command(
+        name = "discover",
+        mixinStandardHelpOptions = true,
         description = "Read the discovery log of a discovery controller (the URI's NQN, if any, is ignored).")
 final class DiscoverCommand implements Callable<Integer> {
     @Spec
@@ -62,7 +63,9 @@ final class DiscoverCommand implements Callable<Integer> {
             CommonOptions.printJson(out, root);
             return 0;
         }
-        out.printf("%nDiscovery Log Number of Records %d, Generation counter %d%n", log.entries().size(), log.generation());
+        out.printf(
+                "%nDiscovery Log Number of Records %d, Generation counter %d%n",
+                log.entries().size(), log.generation());
         int i = 0;
         for (DiscoveryEntry e : log.entries()) {
             out.printf("=====Discovery Log Entry %d======%n", i++);
@@ -76,7 +79,8 @@ final class DiscoverCommand implements Callable<Integer> {
             out.printf("traddr:  %s%n", e.traddr());
             out.printf("eflags:  %s%n", e.eflags() == 0 ? "none" : "0x" + Integer.toHexString(e.eflags()));
             if (e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
-                // nvme-cli prints the RDMA transport-specific address subtype fields instead of SECTYPE (nvmeof-protocol.md §3.3).
+                // nvme-cli prints the RDMA transport-specific address subtype fields instead of SECTYPE
+                // (nvmeof-protocol.md §3.3).
                 out.printf("rdma_prtype: %s%n", e.rdmaPrtypeName());
                 out.printf("rdma_qptype: %s%n", e.rdmaQptypeName());
                 out.printf("rdma_cms:    %s%n", e.rdmaCmsName());

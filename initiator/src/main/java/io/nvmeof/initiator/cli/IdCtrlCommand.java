@@ -4,19 +4,21 @@ import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.ControllerIdentity;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeUri;
+import java.io.PrintWriter;
+import java.lang.reflect.RecordComponent;
+import java.util.Locale;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.lang.reflect.RecordComponent;
-import java.util.Locale;
-import java.util.concurrent.Callable;
-
 /** {@code nvmeof id-ctrl URI}: Identify Controller, like {@code nvme id-ctrl}. Works on discovery controllers too. */
-@Command(name = "id-ctrl", mixinStandardHelpOptions = true,
-        description = "Identify Controller (nvmeof-protocol.md §3.2.1) of a subsystem's controller or of a discovery controller.")
+@Command(
+        name = "id-ctrl",
+        mixinStandardHelpOptions = true,
+        description =
+                "Identify Controller (nvmeof-protocol.md §3.2.1) of a subsystem's controller or of a discovery controller.")
 final class IdCtrlCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -59,9 +61,26 @@ final class IdCtrlCommand implements Callable<Integer> {
 
     private static boolean isDecimal(String field) {
         switch (field) {
-            case "cntlid": case "kas": case "maxcmd": case "nn": case "mdts": case "acl": case "aerl": case "elpe":
-            case "ioccsz": case "iorcsz": case "icdoff": case "msdbd": case "rab": case "nsid": case "nsze": case "ncap":
-            case "nuse": case "nlbaf": case "lbads": case "ms":
+            case "cntlid":
+            case "kas":
+            case "maxcmd":
+            case "nn":
+            case "mdts":
+            case "acl":
+            case "aerl":
+            case "elpe":
+            case "ioccsz":
+            case "iorcsz":
+            case "icdoff":
+            case "msdbd":
+            case "rab":
+            case "nsid":
+            case "nsze":
+            case "ncap":
+            case "nuse":
+            case "nlbaf":
+            case "lbads":
+            case "ms":
                 return true;
             default:
                 return false;

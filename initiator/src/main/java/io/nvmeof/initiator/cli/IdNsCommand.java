@@ -3,17 +3,19 @@ package io.nvmeof.initiator.cli;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NamespaceIdentity;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.PrintWriter;
-import java.util.concurrent.Callable;
-
 /** {@code nvmeof id-ns URI [-n NSID]}: Identify Namespace, like {@code nvme id-ns}. */
-@Command(name = "id-ns", mixinStandardHelpOptions = true, description = "Identify Namespace (nvmeof-protocol.md §3.2.2).")
+@Command(
+        name = "id-ns",
+        mixinStandardHelpOptions = true,
+        description = "Identify Namespace (nvmeof-protocol.md §3.2.2).")
 final class IdNsCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -21,7 +23,9 @@ final class IdNsCommand implements Callable<Integer> {
     @Mixin
     CommonOptions common;
 
-    @Option(names = {"-n", "--namespace-id"}, paramLabel = "NSID",
+    @Option(
+            names = {"-n", "--namespace-id"},
+            paramLabel = "NSID",
             description = "Namespace ID (default: the URI's nsid, else the first active one)")
     Integer nsid;
 
@@ -40,8 +44,9 @@ final class IdNsCommand implements Callable<Integer> {
             }
             out.printf("NVME Identify Namespace %d:%n", ns.nsid());
             IdCtrlCommand.printRecord(out, id);
-            out.printf("%-9s : %d bytes (%s), block size %d%n", "size", id.sizeBytes(), CommonOptions.size(id.sizeBytes()),
-                    id.blockSize());
+            out.printf(
+                    "%-9s : %d bytes (%s), block size %d%n",
+                    "size", id.sizeBytes(), CommonOptions.size(id.sizeBytes()), id.blockSize());
             out.flush();
             return 0;
         }

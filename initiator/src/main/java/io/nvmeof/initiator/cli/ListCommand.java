@@ -2,17 +2,16 @@ package io.nvmeof.initiator.cli;
 
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
-
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /** {@code nvmeof list URI}: the subsystem's controller identity and its namespaces. */
 @Command(name = "list", mixinStandardHelpOptions = true, description = "List the namespaces of a subsystem.")
@@ -53,14 +52,24 @@ final class ListCommand implements Callable<Integer> {
                 return 0;
             }
             out.printf("Subsystem %s%n", c.subsystemNqn());
-            out.printf("Model %s, SN %s, FW Rev %s, NVMe %s, controller %d%n%n", c.modelNumber(), c.serialNumber(),
-                    c.firmwareRevision(), c.version(), c.cntlid());
+            out.printf(
+                    "Model %s, SN %s, FW Rev %s, NVMe %s, controller %d%n%n",
+                    c.modelNumber(), c.serialNumber(), c.firmwareRevision(), c.version(), c.cntlid());
             out.printf("%-10s %-14s %-16s %-9s %s%n", "Namespace", "Usage", "Format", "Access", "UUID");
-            out.printf("%-10s %-14s %-16s %-9s %s%n", "---------", "-------------", "---------------", "--------",
+            out.printf(
+                    "%-10s %-14s %-16s %-9s %s%n",
+                    "---------",
+                    "-------------",
+                    "---------------",
+                    "--------",
                     "------------------------------------");
             for (Namespace ns : c.namespaces()) {
-                out.printf("%-10d %-14s %-16s %-9s %s%n", ns.nsid(), CommonOptions.size(ns.sizeBytes()),
-                        ns.blockSize() + " B + 0 B", ns.readOnly() ? "ro" : "rw",
+                out.printf(
+                        "%-10d %-14s %-16s %-9s %s%n",
+                        ns.nsid(),
+                        CommonOptions.size(ns.sizeBytes()),
+                        ns.blockSize() + " B + 0 B",
+                        ns.readOnly() ? "ro" : "rw",
                         ns.uuid() != null ? ns.uuid() : ns.nguid() != null ? ns.nguid() : "-");
             }
             out.flush();

@@ -2,20 +2,21 @@ package io.nvmeof.initiator.cli;
 
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
-
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /** {@code nvmeof read URI -s LBA -z BYTES [-d FILE]}: like {@code nvme read}; data to stdout without {@code -d}. */
-@Command(name = "read", mixinStandardHelpOptions = true,
+@Command(
+        name = "read",
+        mixinStandardHelpOptions = true,
         description = "Read blocks into a file or to stdout (status goes to stderr, so stdout is only data).")
 final class ReadCommand implements Callable<Integer> {
     @Spec
@@ -39,7 +40,8 @@ final class ReadCommand implements Callable<Integer> {
             ByteBuffer buf = ByteBuffer.allocateDirect(chunk * ns.blockSize());
             byte[] bytes = new byte[buf.capacity()];
             long left = transfer.dataSize;
-            try (OutputStream out = transfer.data != null ? Files.newOutputStream(transfer.data) : nonClosing(NvmeofCli.STDOUT.get())) {
+            try (OutputStream out =
+                    transfer.data != null ? Files.newOutputStream(transfer.data) : nonClosing(NvmeofCli.STDOUT.get())) {
                 for (long lba = transfer.startBlock; left > 0; ) {
                     int n = (int) Math.min(chunk, blocks - (lba - transfer.startBlock));
                     ns.read(lba, n, buf);

@@ -3,23 +3,34 @@ package io.nvmeof.initiator.cli;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NvmeException;
-import picocli.CommandLine.Option;
-
 import java.nio.file.Path;
+import picocli.CommandLine.Option;
 
 /** The options {@code read} and {@code write} share, with nvme-cli's names. */
 final class TransferOptions {
-    @Option(names = {"-s", "--start-block"}, required = true, paramLabel = "LBA", description = "First logical block")
+    @Option(
+            names = {"-s", "--start-block"},
+            required = true,
+            paramLabel = "LBA",
+            description = "First logical block")
     long startBlock;
 
-    @Option(names = {"-z", "--data-size"}, required = true, paramLabel = "BYTES",
+    @Option(
+            names = {"-z", "--data-size"},
+            required = true,
+            paramLabel = "BYTES",
             description = "Bytes to transfer; rounded up to whole blocks on the wire (a write pads with zeroes)")
     long dataSize;
 
-    @Option(names = {"-d", "--data"}, paramLabel = "FILE", description = "Data file (default: stdin for write, stdout for read)")
+    @Option(
+            names = {"-d", "--data"},
+            paramLabel = "FILE",
+            description = "Data file (default: stdin for write, stdout for read)")
     Path data;
 
-    @Option(names = {"-n", "--namespace-id"}, paramLabel = "NSID",
+    @Option(
+            names = {"-n", "--namespace-id"},
+            paramLabel = "NSID",
             description = "Namespace ID (default: the URI's nsid, else the first active one)")
     Integer nsid;
 
@@ -40,8 +51,9 @@ final class TransferOptions {
         }
         long blocks = (dataSize + ns.blockSize() - 1) / ns.blockSize();
         if (startBlock + blocks > ns.blockCount()) {
-            throw new IllegalArgumentException("blocks " + startBlock + ".." + (startBlock + blocks - 1)
-                    + " are beyond namespace " + ns.nsid() + " (" + ns.blockCount() + " blocks of " + ns.blockSize() + " bytes)");
+            throw new IllegalArgumentException(
+                    "blocks " + startBlock + ".." + (startBlock + blocks - 1) + " are beyond namespace " + ns.nsid()
+                            + " (" + ns.blockCount() + " blocks of " + ns.blockSize() + " bytes)");
         }
         return blocks;
     }

@@ -2,11 +2,6 @@ package io.nvmeof.initiator.cli;
 
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
-
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -14,9 +9,15 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 
 /** {@code nvmeof write URI -s LBA -z BYTES [-d FILE]}: like {@code nvme write}; data from stdin without {@code -d}. */
-@Command(name = "write", mixinStandardHelpOptions = true,
+@Command(
+        name = "write",
+        mixinStandardHelpOptions = true,
         description = "Write blocks from a file or from stdin; a partial last block is padded with zeroes.")
 final class WriteCommand implements Callable<Integer> {
     @Spec
@@ -46,8 +47,8 @@ final class WriteCommand implements Callable<Integer> {
                     int want = (int) Math.min(left, (long) n * ns.blockSize());
                     int got = in.readNBytes(bytes, 0, want);
                     if (got < want) {
-                        throw new IllegalArgumentException("--data-size is " + transfer.dataSize + " bytes but the input "
-                                + "has only " + (transfer.dataSize - left + got));
+                        throw new IllegalArgumentException("--data-size is " + transfer.dataSize
+                                + " bytes but the input " + "has only " + (transfer.dataSize - left + got));
                     }
                     Arrays.fill(bytes, want, n * ns.blockSize(), (byte) 0);
                     buf.put(0, bytes, 0, n * ns.blockSize());

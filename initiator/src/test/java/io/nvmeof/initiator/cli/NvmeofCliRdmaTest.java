@@ -1,13 +1,13 @@
 package io.nvmeof.initiator.cli;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The CLI over NVMe/RDMA (the software RNIC on this machine): discovery entries of an RDMA port carry the RDMA
@@ -15,7 +15,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NvmeofCliRdmaTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().transport("rdma").namespace("4M").build();
+    static NvmeofTargetExtension target =
+            NvmeofTargetExtension.builder().transport("rdma").namespace("4M").build();
 
     @Test
     void discoverPrintsRdmaFields() throws Exception {
@@ -41,7 +42,8 @@ class NvmeofCliRdmaTest {
         for (int i = 0; i < data.length; i++) {
             data[i] = (byte) (i * 31 + 7);
         }
-        NvmeofCliTest.Result w = NvmeofCliTest.run(data, "write", target.uri(), "--start-block", "3", "--data-size", "8192");
+        NvmeofCliTest.Result w =
+                NvmeofCliTest.run(data, "write", target.uri(), "--start-block", "3", "--data-size", "8192");
         assertEquals(0, w.code(), w.err());
         NvmeofCliTest.Result rd = NvmeofCliTest.run("read", target.uri(), "--start-block", "3", "--data-size", "8192");
         assertEquals(0, rd.code(), rd.err());

@@ -1,12 +1,12 @@
 package io.nvmeof.initiator.cli;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -14,28 +14,30 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Every verb's human and JSON output against an in-JVM target; bad arguments exit 2, connection failures 1. */
 class NvmeofCliTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().namespace("8M").namespace("1M", 512)
-            .subsystem("nqn.2024-01.io.nvmeof:other", "1M").build();
+    static NvmeofTargetExtension target = NvmeofTargetExtension.builder()
+            .namespace("8M")
+            .namespace("1M", 512)
+            .subsystem("nqn.2024-01.io.nvmeof:other", "1M")
+            .build();
 
     static final ObjectMapper JSON = new ObjectMapper();
 
-    record Result(int code, String out, byte[] outBytes, String err) {
-    }
+    record Result(int code, String out, byte[] outBytes, String err) {}
 
     static Result run(byte[] stdin, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int code = NvmeofCli.run(new ByteArrayInputStream(stdin), new PrintStream(out, true),
-                new PrintStream(err, true), args);
-        return new Result(code, out.toString(StandardCharsets.UTF_8), out.toByteArray(), err.toString(StandardCharsets.UTF_8));
+        int code = NvmeofCli.run(
+                new ByteArrayInputStream(stdin), new PrintStream(out, true), new PrintStream(err, true), args);
+        return new Result(
+                code, out.toString(StandardCharsets.UTF_8), out.toByteArray(), err.toString(StandardCharsets.UTF_8));
     }
 
     static Result run(String... args) {
@@ -75,8 +77,12 @@ class NvmeofCliTest {
         assertEquals(0, r.code(), r.err());
         assertTrue(r.out().contains("Subsystem " + target.nqn()), r.out());
         assertTrue(r.out().contains("Model nvmeof-java"), r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("1 ") && l.contains("8.00 MiB") && l.contains("4096 B")), r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("2 ") && l.contains("1.00 MiB") && l.contains("512 B")), r.out());
+        assertTrue(
+                r.out().lines().anyMatch(l -> l.startsWith("1 ") && l.contains("8.00 MiB") && l.contains("4096 B")),
+                r.out());
+        assertTrue(
+                r.out().lines().anyMatch(l -> l.startsWith("2 ") && l.contains("1.00 MiB") && l.contains("512 B")),
+                r.out());
 
         JsonNode root = JSON.readTree(run("list", target.uri(), "-o", "json").out());
         assertEquals(target.nqn(), root.get("subnqn").asText());
@@ -97,7 +103,8 @@ class NvmeofCliTest {
         assertEquals("nvmeof-java", j.get("mn").asText());
         assertEquals(1028, j.get("ioccsz").asInt());
         // a discovery controller can be identified too
-        JsonNode d = JSON.readTree(run("id-ctrl", target.discoveryUri(), "-o", "json").out());
+        JsonNode d = JSON.readTree(
+                run("id-ctrl", target.discoveryUri(), "-o", "json").out());
         assertEquals(2, d.get("cntrltype").asInt());
     }
 
@@ -108,7 +115,8 @@ class NvmeofCliTest {
         assertTrue(r.out().startsWith("NVME Identify Namespace 2:"), r.out());
         assertTrue(r.out().contains("nsze      : 2048"), r.out());
         assertTrue(r.out().contains("lbads     : 9"), r.out());
-        JsonNode j = JSON.readTree(run("id-ns", target.uri(), "--namespace-id", "1", "-o", "json").out());
+        JsonNode j = JSON.readTree(
+                run("id-ns", target.uri(), "--namespace-id", "1", "-o", "json").out());
         assertEquals(2048, j.get("nsze").asLong());
         assertEquals(12, j.get("lbads").asInt());
         assertEquals(1, j.get("nsid").asInt());
@@ -147,24 +155,26 @@ class NvmeofCliTest {
         Result ws = run(small, "write", target.uri("nsid=2"), "-s", "0", "-z", "1024", "-o", "json");
         assertEquals(0, ws.code(), ws.err());
         assertEquals(2, JSON.readTree(ws.out()).get("blocks").asInt());
-        assertArrayEquals(small, run("read", target.uri(), "-n", "2", "-s", "0", "-z", "1024").outBytes());
+        assertArrayEquals(
+                small,
+                run("read", target.uri(), "-n", "2", "-s", "0", "-z", "1024").outBytes());
     }
 
     @Test
     void badArgumentsExit2() {
         String[][] cases = {
-                {"frobnicate"},
-                {"discover"},
-                {"discover", "http://nope"},
-                {"list", "nvme+tcp://127.0.0.1:" + 1 + "/nqn.a:b?queues=0"},
-                {"list", target.discoveryUri()},
-                {"read", target.uri(), "-z", "4096"},
-                {"read", target.uri(), "-s", "0", "-z", "0"},
-                {"read", target.uri(), "-s", "x", "-z", "4096"},
-                {"read", target.uri(), "-s", "2048", "-z", "4096"},
-                {"write", target.uri(), "-s", "0", "-z", "4096", "-d", "/nonexistent/file"},
-                {"id-ns", target.uri(), "-n", "0"},
-                {"discover", target.discoveryUri(), "-o", "yaml"},
+            {"frobnicate"},
+            {"discover"},
+            {"discover", "http://nope"},
+            {"list", "nvme+tcp://127.0.0.1:" + 1 + "/nqn.a:b?queues=0"},
+            {"list", target.discoveryUri()},
+            {"read", target.uri(), "-z", "4096"},
+            {"read", target.uri(), "-s", "0", "-z", "0"},
+            {"read", target.uri(), "-s", "x", "-z", "4096"},
+            {"read", target.uri(), "-s", "2048", "-z", "4096"},
+            {"write", target.uri(), "-s", "0", "-z", "4096", "-d", "/nonexistent/file"},
+            {"id-ns", target.uri(), "-n", "0"},
+            {"discover", target.discoveryUri(), "-o", "yaml"},
         };
         for (String[] args : cases) {
             Result r = run(args);

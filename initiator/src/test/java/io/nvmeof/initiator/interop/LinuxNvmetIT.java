@@ -2,7 +2,6 @@ package io.nvmeof.initiator.interop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -94,6 +93,7 @@ class LinuxNvmetIT {
     static final long NS3_BYTES = 16L << 20;
     /** Write-zeroes and deallocate go into the last 8 MiB of namespace 2; the guest's md5 covers what lies before. */
     static final long NS2_SCRATCH = 8L << 20;
+
     static final int KiB = 1024;
     static final int MiB = 1024 * 1024;
     /**
@@ -106,8 +106,25 @@ class LinuxNvmetIT {
      * Mixed transfer sizes: in-capsule (≤ 16 KiB, nvmet's inline_data_size), R2T (one R2T per command from nvmet),
      * up to the 4 MiB nvmet accepts.
      */
-    static final int[] SIZES = {4 * KiB, 64 * KiB, MiB, 512, 16 * KiB, 20 * KiB, 128 * KiB, NVMET_MAX_TRANSFER, 8 * KiB,
-            1536, 256 * KiB, 2 * MiB, 3 * MiB + 512, 12 * KiB, 32 * KiB, 16 * KiB + 512};
+    static final int[] SIZES = {
+        4 * KiB,
+        64 * KiB,
+        MiB,
+        512,
+        16 * KiB,
+        20 * KiB,
+        128 * KiB,
+        NVMET_MAX_TRANSFER,
+        8 * KiB,
+        1536,
+        256 * KiB,
+        2 * MiB,
+        3 * MiB + 512,
+        12 * KiB,
+        32 * KiB,
+        16 * KiB + 512
+    };
+
     static final String COMMON = "timeout=60s";
 
     private final long ns2Bytes = parseSize(System.getProperty("interop.ns2", "64M"));
@@ -122,12 +139,10 @@ class LinuxNvmetIT {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     private Path work;
@@ -137,9 +152,11 @@ class LinuxNvmetIT {
     private Set<Thread> threadsBefore;
     /** What the namespaces hold, as far as this test wrote them (fresh tmpfs files read as zeroes). */
     private byte[] model2;
+
     private byte[] model3;
     /** Blocks of namespace 2 whose contents the target may choose (deallocated without DLFEAT saying zeroes). */
     private final BitSet unknown2 = new BitSet();
+
     private Controller ctrl;
     private final AtomicInteger seeds = new AtomicInteger(1);
     private final List<String> timings = Collections.synchronizedList(new ArrayList<>());
@@ -160,8 +177,15 @@ class LinuxNvmetIT {
         Path script = PeerVm.copyResource(LinuxNvmetIT.class, "/interop/serve-nvmet-initiator.sh", work);
         port = PeerVm.freePort();
         base = "nvme+tcp://127.0.0.1:" + port;
-        vm = peer.startServing(script, List.of((ns2Bytes / MiB) + "M", (NS3_BYTES / MiB) + "M", "1500"), port, 4420,
-                Duration.ofMinutes(30), work.resolve("job"), "^PEERVM READY", Duration.ofMinutes(4));
+        vm = peer.startServing(
+                script,
+                List.of((ns2Bytes / MiB) + "M", (NS3_BYTES / MiB) + "M", "1500"),
+                port,
+                4420,
+                Duration.ofMinutes(30),
+                work.resolve("job"),
+                "^PEERVM READY",
+                Duration.ofMinutes(4));
     }
 
     @AfterAll
@@ -208,7 +232,8 @@ class LinuxNvmetIT {
             }
         }
         timings.add(String.format("discover: %.0f ms", (System.nanoTime() - t0) / 1e6));
-        System.out.println("discovery log GENCTR " + log.generation() + ", " + log.entries().size() + " entries:");
+        System.out.println("discovery log GENCTR " + log.generation() + ", "
+                + log.entries().size() + " entries:");
         log.entries().forEach(e -> System.out.println("  " + e));
         System.out.println("Get Log Page commands for the discovery log (test hook): "
                 + (hook != null ? logCommands.get() : "hook not available"));
@@ -217,7 +242,9 @@ class LinuxNvmetIT {
             assertTrue(logCommands.get() >= 2, "Get Log Page commands seen by the test hook: " + logCommands.get());
         }
         List<DiscoveryEntry> nvm = log.nvmSubsystems();
-        DiscoveryEntry e = nvm.stream().filter(x -> x.subnqn().equals(NQN)).findFirst()
+        DiscoveryEntry e = nvm.stream()
+                .filter(x -> x.subnqn().equals(NQN))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError(NQN + " not in the discovery log: " + log));
         assertEquals("tcp", e.transportName());
         assertEquals("ipv4", e.addressFamilyName());
@@ -259,9 +286,16 @@ class LinuxNvmetIT {
         assertEquals(4, ctrl.ioQueueCount(), "I/O queues granted");
         assertTrue(ctrl.ioQueueDepth() >= 2 && ctrl.ioQueueDepth() <= 32, "depth " + ctrl.ioQueueDepth());
         assertTrue(ctrl.maxInCapsuleData() > 0, "nvmet-tcp accepts in-capsule data: " + ctrl.maxInCapsuleData());
-        System.out.printf("CAP 0x%x, MQES %d, depth %d, in-capsule %d bytes, MDTS %d, ONCS 0x%x, VWC 0x%x, SGLS 0x%x%n",
-                ctrl.capabilities(), ctrl.capabilities() & 0xFFFF, ctrl.ioQueueDepth(), ctrl.maxInCapsuleData(),
-                id.mdts(), id.oncs(), id.vwc(), id.sgls());
+        System.out.printf(
+                "CAP 0x%x, MQES %d, depth %d, in-capsule %d bytes, MDTS %d, ONCS 0x%x, VWC 0x%x, SGLS 0x%x%n",
+                ctrl.capabilities(),
+                ctrl.capabilities() & 0xFFFF,
+                ctrl.ioQueueDepth(),
+                ctrl.maxInCapsuleData(),
+                id.mdts(),
+                id.oncs(),
+                id.vwc(),
+                id.sgls());
 
         List<Namespace> nss = ctrl.namespaces();
         nss.forEach(ns -> System.out.println("  " + ns + " " + ns.identity()));
@@ -301,9 +335,12 @@ class LinuxNvmetIT {
         extents.addAll(cover(ns2, 0, ns2Bytes, 0));
         extents.addAll(cover(ns3, 0, NS3_BYTES, 3));
         long total = extents.stream().mapToLong(Extent::length).sum();
-        int inCapsule = (int) extents.stream().filter(x -> x.length <= c.maxInCapsuleData()).count();
-        int big = (int) extents.stream().filter(x -> x.length == NVMET_MAX_TRANSFER).count();
-        System.out.printf("data pass: %d extents, %d MiB, %d in-capsule (≤ %d bytes), %d of 4 MiB%n",
+        int inCapsule = (int)
+                extents.stream().filter(x -> x.length <= c.maxInCapsuleData()).count();
+        int big = (int)
+                extents.stream().filter(x -> x.length == NVMET_MAX_TRANSFER).count();
+        System.out.printf(
+                "data pass: %d extents, %d MiB, %d in-capsule (≤ %d bytes), %d of 4 MiB%n",
                 extents.size(), total / MiB, inCapsule, c.maxInCapsuleData(), big);
         assertTrue(inCapsule > 0 && big > 0 && inCapsule < extents.size());
 
@@ -330,8 +367,15 @@ class LinuxNvmetIT {
             byte[] model = model(nsid);
             long size = dev.size();
             long[][] cases = {
-                    {1, 1}, {511, 2}, {12345, 7000}, {MiB - 100, MiB + 300}, {3 * 4096 + 17, 3 * 4096},
-                    {5 * MiB + 4095, 1}, {7 * MiB, 2 * MiB + 1}, {size - 777, 777}, {size - MiB - 3, MiB + 3},
+                {1, 1},
+                {511, 2},
+                {12345, 7000},
+                {MiB - 100, MiB + 300},
+                {3 * 4096 + 17, 3 * 4096},
+                {5 * MiB + 4095, 1},
+                {7 * MiB, 2 * MiB + 1},
+                {size - 777, 777},
+                {size - MiB - 3, MiB + 3},
             };
             long t0 = System.nanoTime();
             for (long[] k : cases) {
@@ -358,14 +402,16 @@ class LinuxNvmetIT {
                 byte[] data = new byte[333];
                 fill(data, 0, data.length, seeds.getAndIncrement(), off);
                 System.arraycopy(data, 0, model, (int) off, data.length);
-                Thread t = new Thread(() -> {
-                    try {
-                        go.await();
-                        fs.add(dev.writeAsync(off, ByteBuffer.wrap(data)));
-                    } catch (Throwable e) {
-                        err.compareAndSet(null, e);
-                    }
-                }, "unaligned-writer-" + w);
+                Thread t = new Thread(
+                        () -> {
+                            try {
+                                go.await();
+                                fs.add(dev.writeAsync(off, ByteBuffer.wrap(data)));
+                            } catch (Throwable e) {
+                                err.compareAndSet(null, e);
+                            }
+                        },
+                        "unaligned-writer-" + w);
                 t.start();
                 ts.add(t);
             }
@@ -398,7 +444,8 @@ class LinuxNvmetIT {
                 whole.get(0, got);
                 expectEqual(nsid, first * bs, got, 0, got.length, "aligned read around an unaligned write");
             }
-            timings.add(String.format("unaligned BlockDevice I/O on nsid %d: %.1f s", nsid, (System.nanoTime() - t0) / 1e9));
+            timings.add(String.format(
+                    "unaligned BlockDevice I/O on nsid %d: %.1f s", nsid, (System.nanoTime() - t0) / 1e9));
         }
     }
 
@@ -433,7 +480,8 @@ class LinuxNvmetIT {
         System.out.println("nsid 2 maxBlocksPerCommand " + max + " (" + (long) max * NS2_BLOCK + " bytes), MDTS "
                 + c.identity().mdts());
         if ((long) max * NS2_BLOCK <= NVMET_MAX_TRANSFER) {
-            System.out.println("the initiator caps commands at " + (long) max * NS2_BLOCK + " bytes: none over 4 MiB to try");
+            System.out.println(
+                    "the initiator caps commands at " + (long) max * NS2_BLOCK + " bytes: none over 4 MiB to try");
             return;
         }
         List<String> refused = new ArrayList<>();
@@ -458,10 +506,13 @@ class LinuxNvmetIT {
         }
         assertTrue(c.isOpen(), "controller failed: " + c.failure());
         verifyRange(ns, lba, blocks, "the 8 MiB after single 8 MiB commands");
-        assertEquals(List.of(), refused, "Namespace.maxBlocksPerCommand() allows " + max + " blocks of 512 bytes (MDTS 0: "
-                + "no limit), but nvmet-tcp refuses every command over 4 MiB (nvmet_tcp_map_data: SGL length > "
-                + "NVMET_TCP_MAXH2CDATA -> Data SGL Length Invalid, kernel log 'failed to map data'). The initiator should "
-                + "cap a command's transfer (e.g. at the ICResp MAXH2CDATA or 4 MiB on NVMe/TCP) when MDTS is 0");
+        assertEquals(
+                List.of(),
+                refused,
+                "Namespace.maxBlocksPerCommand() allows " + max + " blocks of 512 bytes (MDTS 0: "
+                        + "no limit), but nvmet-tcp refuses every command over 4 MiB (nvmet_tcp_map_data: SGL length > "
+                        + "NVMET_TCP_MAXH2CDATA -> Data SGL Length Invalid, kernel log 'failed to map data'). The initiator should "
+                        + "cap a command's transfer (e.g. at the ICResp MAXH2CDATA or 4 MiB on NVMe/TCP) when MDTS is 0");
     }
 
     // ---------------------------------------------------------------- 5. flush, write zeroes, deallocate, compare
@@ -473,8 +524,14 @@ class LinuxNvmetIT {
         Namespace ns = c.namespace(NS2);
         ControllerIdentity id = c.identity();
         int oncs = id.oncs();
-        System.out.printf("ONCS 0x%x (compare %b, DSM %b, write zeroes %b), VWC 0x%x, nsid 2 DLFEAT 0x%x%n", oncs,
-                (oncs & 1) != 0, (oncs & 4) != 0, (oncs & 8) != 0, id.vwc(), ns.identity().dlfeat());
+        System.out.printf(
+                "ONCS 0x%x (compare %b, DSM %b, write zeroes %b), VWC 0x%x, nsid 2 DLFEAT 0x%x%n",
+                oncs,
+                (oncs & 1) != 0,
+                (oncs & 4) != 0,
+                (oncs & 8) != 0,
+                id.vwc(),
+                ns.identity().dlfeat());
         ns.flush();
         ns.blockDevice().flush();
         c.namespace(NS3).flushAsync().get(2, TimeUnit.MINUTES);
@@ -501,7 +558,8 @@ class LinuxNvmetIT {
             boolean zeroes = (ns.identity().dlfeat() & 0x7) == 1;
             for (LbaRange r : List.of(a, b)) {
                 if (zeroes) {
-                    Arrays.fill(model2, (int) (r.lba() * NS2_BLOCK), (int) ((r.lba() + r.blocks()) * NS2_BLOCK), (byte) 0);
+                    Arrays.fill(
+                            model2, (int) (r.lba() * NS2_BLOCK), (int) ((r.lba() + r.blocks()) * NS2_BLOCK), (byte) 0);
                 } else {
                     unknown2.set((int) r.lba(), (int) (r.lba() + r.blocks()));
                 }
@@ -597,12 +655,18 @@ class LinuxNvmetIT {
         Path jar;
         try (var files = Files.list(repo.resolve("initiator/build"))) {
             jar = files.filter(f -> f.getFileName().toString().matches("nvmeof-initiator-.*(?<!-tests)\\.jar"))
-                    .findFirst().orElse(null);
+                    .findFirst()
+                    .orElse(null);
         }
-        Assumptions.assumeTrue(jar != null && Files.isDirectory(repo.resolve("initiator/build/lib")),
+        Assumptions.assumeTrue(
+                jar != null && Files.isDirectory(repo.resolve("initiator/build/lib")),
                 "initiator not packaged (no jar or build/lib)");
-        List<String> java = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-                "-cp", jar + ":" + repo.resolve("initiator/build/lib") + "/*", main.group());
+        List<String> java = List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m",
+                "-cp",
+                jar + ":" + repo.resolve("initiator/build/lib") + "/*",
+                main.group());
         ObjectMapper json = new ObjectMapper();
 
         Proc d = cli(java, "discover", base);
@@ -631,12 +695,32 @@ class LinuxNvmetIT {
         Path in = work.resolve("cli-in.bin");
         Path out = work.resolve("cli-out.bin");
         Files.write(in, data);
-        Proc w = cli(java, "write", base + "/" + NQN, "-n", "2", "-s", Long.toString(lba), "-z", Integer.toString(data.length),
-                "-d", in.toString());
+        Proc w = cli(
+                java,
+                "write",
+                base + "/" + NQN,
+                "-n",
+                "2",
+                "-s",
+                Long.toString(lba),
+                "-z",
+                Integer.toString(data.length),
+                "-d",
+                in.toString());
         assertEquals(0, w.rc, "nvmeof write failed:\n" + w.out);
         System.arraycopy(data, 0, model2, (int) (lba * NS2_BLOCK), data.length);
-        Proc r = cli(java, "read", base + "/" + NQN, "-n", "2", "-s", Long.toString(lba), "-z", Integer.toString(data.length),
-                "-d", out.toString());
+        Proc r = cli(
+                java,
+                "read",
+                base + "/" + NQN,
+                "-n",
+                "2",
+                "-s",
+                Long.toString(lba),
+                "-z",
+                Integer.toString(data.length),
+                "-d",
+                out.toString());
         assertEquals(0, r.rc, "nvmeof read failed:\n" + r.out);
         byte[] got = Files.readAllBytes(out);
         assertEquals(data.length, got.length, "bytes nvmeof read wrote to its --data file");
@@ -648,8 +732,9 @@ class LinuxNvmetIT {
         cmd.addAll(List.of(args));
         long t0 = System.nanoTime();
         Proc p = exec(cmd, Duration.ofMinutes(2));
-        System.out.printf("--- nvmeof %s (rc %d, %.1f s) ---%n%s%n", String.join(" ", args), p.rc,
-                (System.nanoTime() - t0) / 1e9, p.out);
+        System.out.printf(
+                "--- nvmeof %s (rc %d, %.1f s) ---%n%s%n",
+                String.join(" ", args), p.rc, (System.nanoTime() - t0) / 1e9, p.out);
         return p;
     }
 
@@ -673,17 +758,23 @@ class LinuxNvmetIT {
         List<String> left;
         while (true) {
             left = new ArrayList<>();
-            for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            for (Map.Entry<Thread, StackTraceElement[]> e :
+                    Thread.getAllStackTraces().entrySet()) {
                 Thread t = e.getKey();
                 String name = t.getName().toLowerCase();
                 boolean ours = name.contains("nvme") || name.contains("netty") || name.contains("epoll");
                 // Daemon transport event loops may stay (HostEventLoops: shared, never shut down); controller threads
                 // and anything non-daemon of ours must be gone.
-                boolean leaked = (ours && !t.isDaemon() && !threadsBefore.contains(t)) || name.startsWith("nvmeof-ctrl-");
+                boolean leaked =
+                        (ours && !t.isDaemon() && !threadsBefore.contains(t)) || name.startsWith("nvmeof-ctrl-");
                 if (leaked) {
                     left.add(t.getName() + (t.isDaemon() ? " (daemon)" : " (NON-DAEMON)") + " " + t.getState()
-                            + "\n    " + Arrays.stream(e.getValue()).limit(12).map(String::valueOf)
-                            .reduce((a, b) -> a + "\n    " + b).orElse(""));
+                            + "\n    "
+                            + Arrays.stream(e.getValue())
+                                    .limit(12)
+                                    .map(String::valueOf)
+                                    .reduce((a, b) -> a + "\n    " + b)
+                                    .orElse(""));
                 }
             }
             if (left.isEmpty() || System.nanoTime() - deadline > 0) {
@@ -693,7 +784,8 @@ class LinuxNvmetIT {
         }
         System.out.println("threads after every controller closed:");
         Thread.getAllStackTraces().keySet().stream()
-                .map(t -> "  " + t.getName() + (t.isDaemon() ? " daemon " : " ") + t.getState()).sorted()
+                .map(t -> "  " + t.getName() + (t.isDaemon() ? " daemon " : " ") + t.getState())
+                .sorted()
                 .forEach(System.out::println);
         assertEquals(List.of(), left, "threads left behind after every controller was closed");
         assertEquals(List.of(), describe(warnings), "initiator warnings during the run");
@@ -711,16 +803,21 @@ class LinuxNvmetIT {
         String expected = HexFormat.of().formatHex(md5.digest());
         int rc = vm.stop(Duration.ofMinutes(3));
         String out = vm.output();
-        Matcher m = Pattern.compile("(?m)^INFO md5 ns2 0 " + len + " ([0-9a-f]{32})$").matcher(out);
+        Matcher m = Pattern.compile("(?m)^INFO md5 ns2 0 " + len + " ([0-9a-f]{32})$")
+                .matcher(out);
         String kernel = PeerVm.kernelLog(out);
         System.out.println("--- guest kernel log while the host worked ---\n" + kernel);
         assertEquals(0, rc, "run.sh / guest script status\n" + PeerVm.tail(vm.runLog(), 40));
         assertTrue(m.find(), "no md5 line from the guest:\n" + PeerVm.tail(out, 40));
-        assertEquals(expected, m.group(1), "md5 of namespace 2 bytes 0.." + len + " in the guest vs what the host wrote");
+        assertEquals(
+                expected, m.group(1), "md5 of namespace 2 bytes 0.." + len + " in the guest vs what the host wrote");
         int[] mapFailures = {0};
         // the refusals commandsOverFourMiB provoked (and reported)
-        List<String> bad = PeerVm.complaints(kernel, line -> line.contains("nvmet_tcp: queue")
-                && line.endsWith("failed to map data") && ++mapFailures[0] <= refusedLargeCommands);
+        List<String> bad = PeerVm.complaints(
+                kernel,
+                line -> line.contains("nvmet_tcp: queue")
+                        && line.endsWith("failed to map data")
+                        && ++mapFailures[0] <= refusedLargeCommands);
         assertEquals(List.of(), bad, "the guest kernel complained");
         assertTrue(kernel.contains("creating nvm controller"), "nvmet logged no I/O controller:\n" + kernel);
     }
@@ -755,8 +852,16 @@ class LinuxNvmetIT {
      * thread to queue {@code threadId % queues}), each with up to {@code depth} commands in flight. Writes fill a
      * pattern (seeded) and update the model first; reads are compared with the model on the submitting thread.
      */
-    private void run(Controller c, String what, List<Extent> extents, boolean write, long seed, int threads, int depth,
-                     Set<Long> queuesUsed) throws Exception {
+    private void run(
+            Controller c,
+            String what,
+            List<Extent> extents,
+            boolean write,
+            long seed,
+            int threads,
+            int depth,
+            Set<Long> queuesUsed)
+            throws Exception {
         int queues = c.ioQueueCount();
         AtomicInteger next = new AtomicInteger();
         AtomicReference<Throwable> error = new AtomicReference<>();
@@ -804,20 +909,22 @@ class LinuxNvmetIT {
         for (Thread t : workers) {
             t.join(TimeUnit.MINUTES.toMillis(8));
             if (t.isAlive()) {
-                fail(what + ": worker " + t.getName() + " still running after 8 minutes; controller " + c
-                        + " failure " + c.failure());
+                fail(what + ": worker " + t.getName() + " still running after 8 minutes; controller " + c + " failure "
+                        + c.failure());
             }
         }
         double s = (System.nanoTime() - t0) / 1e9;
         long bytes = extents.stream().mapToLong(Extent::length).sum();
-        String line = String.format("%s: %d extents, %.1f MiB, %d threads on %d queue(s), %.1f s (%.1f MiB/s)", what,
-                extents.size(), bytes / (double) MiB, threads, queues, s, bytes / (double) MiB / s);
+        String line = String.format(
+                "%s: %d extents, %.1f MiB, %d threads on %d queue(s), %.1f s (%.1f MiB/s)",
+                what, extents.size(), bytes / (double) MiB, threads, queues, s, bytes / (double) MiB / s);
         timings.add(line);
         System.out.println(line);
         if (error.get() != null) {
             Throwable e = error.get();
-            throw new AssertionError(what + " failed: " + e + (c.failure() != null ? " (controller failure: "
-                    + c.failure() + ")" : ""), e);
+            throw new AssertionError(
+                    what + " failed: " + e + (c.failure() != null ? " (controller failure: " + c.failure() + ")" : ""),
+                    e);
         }
         assertTrue(c.isOpen(), what + ": controller failed: " + c.failure());
     }
@@ -831,9 +938,10 @@ class LinuxNvmetIT {
             f.get(3, TimeUnit.MINUTES);
         } catch (Exception e) {
             Throwable cause = e instanceof java.util.concurrent.ExecutionException || e instanceof CompletionException
-                    ? e.getCause() : e;
-            throw new AssertionError((write ? "write " : "read ") + x + " on queue " + (queue + 1) + " failed: " + cause,
-                    cause);
+                    ? e.getCause()
+                    : e;
+            throw new AssertionError(
+                    (write ? "write " : "read ") + x + " on queue " + (queue + 1) + " failed: " + cause, cause);
         }
         if (!write) {
             byte[] got = new byte[x.length];
@@ -978,19 +1086,20 @@ class LinuxNvmetIT {
         return v == null ? "" : v.asText().trim();
     }
 
-    record Proc(int rc, String out) {
-    }
+    record Proc(int rc, String out) {}
 
     private static Proc exec(List<String> cmd, Duration max) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         byte[][] out = new byte[1][];
-        Thread pump = new Thread(() -> {
-            try {
-                out[0] = p.getInputStream().readAllBytes();
-            } catch (IOException e) {
-                out[0] = ("(output lost: " + e + ")").getBytes(StandardCharsets.UTF_8);
-            }
-        }, "cli-output");
+        Thread pump = new Thread(
+                () -> {
+                    try {
+                        out[0] = p.getInputStream().readAllBytes();
+                    } catch (IOException e) {
+                        out[0] = ("(output lost: " + e + ")").getBytes(StandardCharsets.UTF_8);
+                    }
+                },
+                "cli-output");
         pump.setDaemon(true);
         pump.start();
         if (!p.waitFor(max.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -999,12 +1108,15 @@ class LinuxNvmetIT {
             p.waitFor(10, TimeUnit.SECONDS);
         }
         pump.join(10_000);
-        return new Proc(p.isAlive() ? 124 : p.exitValue(), out[0] == null ? "" : new String(out[0], StandardCharsets.UTF_8));
+        return new Proc(
+                p.isAlive() ? 124 : p.exitValue(), out[0] == null ? "" : new String(out[0], StandardCharsets.UTF_8));
     }
 
     private static Path repoRoot() {
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-            if (Files.isDirectory(p.resolve("bin")) && Files.exists(p.resolve("pom.xml")) && Files.isDirectory(p.resolve("initiator"))) {
+            if (Files.isDirectory(p.resolve("bin"))
+                    && Files.exists(p.resolve("pom.xml"))
+                    && Files.isDirectory(p.resolve("initiator"))) {
                 return p;
             }
         }

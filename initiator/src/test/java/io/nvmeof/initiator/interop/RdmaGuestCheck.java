@@ -109,26 +109,44 @@ public final class RdmaGuestCheck {
         DiscoveryLog log = Nvme.discover(base + "?timeout=60s");
         DiscoveryEntry found = null;
         for (DiscoveryEntry e : log.entries()) {
-            info(String.format("discovery entry: trtype %s subtype %s subnqn %s traddr %s trsvcid %s qptype %s "
-                            + "prtype %s cms %s", e.transportName(), e.subtypeName(), e.subnqn(), e.traddr(),
-                    e.trsvcid(), e.rdmaQptypeName(), e.rdmaPrtypeName(), e.rdmaCmsName()));
+            info(String.format(
+                    "discovery entry: trtype %s subtype %s subnqn %s traddr %s trsvcid %s qptype %s "
+                            + "prtype %s cms %s",
+                    e.transportName(),
+                    e.subtypeName(),
+                    e.subnqn(),
+                    e.traddr(),
+                    e.trsvcid(),
+                    e.rdmaQptypeName(),
+                    e.rdmaPrtypeName(),
+                    e.rdmaCmsName()));
             if (e.isNvmSubsystem() && e.subnqn().equals(nqn) && e.trtype() == DiscoveryEntry.TRTYPE_RDMA) {
                 found = e;
             }
         }
         check(found != null, "the discovery log (generation " + log.generation() + ") has no rdma entry for " + nqn);
-        check(found.rdmaQptype() == 1 && found.rdmaCms() == 1, "TSAS of " + nqn + ": qptype " + found.rdmaQptype()
-                + ", cms " + found.rdmaCms() + " (expected 1 = connected, 1 = rdma-cm)");
+        check(
+                found.rdmaQptype() == 1 && found.rdmaCms() == 1,
+                "TSAS of " + nqn + ": qptype " + found.rdmaQptype() + ", cms " + found.rdmaCms()
+                        + " (expected 1 = connected, 1 = rdma-cm)");
         pass("discover: " + log.entries().size() + " entries, " + nqn + " at " + found.traddr() + ":" + found.trsvcid()
                 + " (" + ms(t) + " ms)");
 
         // ---- connect, 2 I/O queues
         t = System.nanoTime();
         try (Controller ctrl = Nvme.connect(base + "/" + nqn + "?queues=2&timeout=60s")) {
-            info(String.format("controller: cntlid %d model '%s' fw '%s' version %s, %d I/O queues of %d, "
-                            + "in-capsule %d bytes, mdts %d, namespaces %d", ctrl.cntlid(), ctrl.modelNumber().trim(),
-                    ctrl.firmwareRevision().trim(), ctrl.version(), ctrl.ioQueueCount(), ctrl.ioQueueDepth(),
-                    ctrl.maxInCapsuleData(), ctrl.identity().mdts(), ctrl.namespaces().size()));
+            info(String.format(
+                    "controller: cntlid %d model '%s' fw '%s' version %s, %d I/O queues of %d, "
+                            + "in-capsule %d bytes, mdts %d, namespaces %d",
+                    ctrl.cntlid(),
+                    ctrl.modelNumber().trim(),
+                    ctrl.firmwareRevision().trim(),
+                    ctrl.version(),
+                    ctrl.ioQueueCount(),
+                    ctrl.ioQueueDepth(),
+                    ctrl.maxInCapsuleData(),
+                    ctrl.identity().mdts(),
+                    ctrl.namespaces().size()));
             check(ctrl.ioQueueCount() == 2, "I/O queues: " + ctrl.ioQueueCount() + ", expected 2");
             check(!ctrl.namespaces().isEmpty(), "no namespaces");
             noSoftRnicFiles();
@@ -136,14 +154,16 @@ public final class RdmaGuestCheck {
 
             long bdBase = region;
             for (Namespace ns : ctrl.namespaces()) {
-                check(ns.sizeBytes() >= region + 2 * MiB, "namespace " + ns.nsid() + " is " + ns.sizeBytes()
-                        + " bytes, needs " + (region + 2 * MiB));
+                check(
+                        ns.sizeBytes() >= region + 2 * MiB,
+                        "namespace " + ns.nsid() + " is " + ns.sizeBytes() + " bytes, needs " + (region + 2 * MiB));
                 t = System.nanoTime();
                 verifiedIo(ns, region, 0x5EED0000L + ns.nsid());
                 double s = (System.nanoTime() - t) / 1e9;
-                pass(String.format("verified I/O ns%d (bs %d): %d MiB written from 2 threads and read back, every byte "
-                        + "checked (%.1f s, %.1f MiB/s)", ns.nsid(), ns.blockSize(), region / MiB, s,
-                        2 * region / MiB / s));
+                pass(String.format(
+                        "verified I/O ns%d (bs %d): %d MiB written from 2 threads and read back, every byte "
+                                + "checked (%.1f s, %.1f MiB/s)",
+                        ns.nsid(), ns.blockSize(), region / MiB, s, 2 * region / MiB / s));
                 t = System.nanoTime();
                 unaligned(ns.blockDevice(), bdBase, 0xB10CL + ns.nsid());
                 pass("BlockDevice unaligned I/O ns" + ns.nsid() + " (" + ms(t) + " ms)");
@@ -167,7 +187,8 @@ public final class RdmaGuestCheck {
         if (Files.isDirectory(dir)) {
             String pid = Long.toString(ProcessHandle.current().pid());
             try (var s = Files.list(dir)) {
-                List<Path> mine = s.filter(p -> p.getFileName().toString().startsWith(pid + "-m")).toList();
+                List<Path> mine = s.filter(p -> p.getFileName().toString().startsWith(pid + "-m"))
+                        .toList();
                 check(mine.isEmpty(), "software RNIC memory regions of this JVM exist: " + mine);
             }
         }
@@ -206,9 +227,10 @@ public final class RdmaGuestCheck {
                         bad++;
                     }
                 }
-                throw new AssertionError(String.format("ns%d: 8 bytes at offset %d are %016x, expected %016x (%d of %d "
-                        + "words of the read at offset %d, length %d, differ)", nsid, off + i, got, want, bad, len / 8,
-                        off, len));
+                throw new AssertionError(String.format(
+                        "ns%d: 8 bytes at offset %d are %016x, expected %016x (%d of %d "
+                                + "words of the read at offset %d, length %d, differ)",
+                        nsid, off + i, got, want, bad, len / 8, off, len));
             }
         }
     }
@@ -219,7 +241,8 @@ public final class RdmaGuestCheck {
         int max = Math.min(MiB, ns.maxBlocksPerCommand() * bs);
         List<Integer> l = new ArrayList<>();
         // in-capsule (≤ 4 KiB on our target and nvmet), just above it (keyed), medium, the 1 MiB MDTS, odd counts
-        int[] want = forWrite ? new int[] {4096, 65536, MiB, 512, 8192, 12288, 131072, 1536, 3 * 4096, 4096 + 512}
+        int[] want = forWrite
+                ? new int[] {4096, 65536, MiB, 512, 8192, 12288, 131072, 1536, 3 * 4096, 4096 + 512}
                 : new int[] {131072, 4096, MiB, 65536, 512, 256 * 1024, 20480};
         for (int w : want) {
             int s = Math.min(max, Math.max(bs, w / bs * bs));
@@ -237,13 +260,15 @@ public final class RdmaGuestCheck {
         Thread[] ts = new Thread[2];
         for (int i = 0; i < 2; i++) {
             final int me = i;
-            ts[i] = new Thread(() -> {
-                try {
-                    pump(ns, true, me * half, half, sizes(ns, true), me == 0, seed);
-                } catch (Throwable e) {
-                    error.compareAndSet(null, e);
-                }
-            }, "rdma-check-writer-" + i);
+            ts[i] = new Thread(
+                    () -> {
+                        try {
+                            pump(ns, true, me * half, half, sizes(ns, true), me == 0, seed);
+                        } catch (Throwable e) {
+                            error.compareAndSet(null, e);
+                        }
+                    },
+                    "rdma-check-writer-" + i);
         }
         info("ns" + ns.nsid() + ": writer threads " + ts[0].getId() + " and " + ts[1].getId() + " (queue = id % 2: "
                 + ts[0].getId() % 2 + ", " + ts[1].getId() % 2 + "), block size " + bs);
@@ -260,13 +285,15 @@ public final class RdmaGuestCheck {
         // read back: thread i reads the other half, other sizes, heap buffers (a copy out of the pool)
         for (int i = 0; i < 2; i++) {
             final int other = 1 - i;
-            ts[i] = new Thread(() -> {
-                try {
-                    pump(ns, false, other * half, half, sizes(ns, false), false, seed);
-                } catch (Throwable e) {
-                    error.compareAndSet(null, e);
-                }
-            }, "rdma-check-reader-" + i);
+            ts[i] = new Thread(
+                    () -> {
+                        try {
+                            pump(ns, false, other * half, half, sizes(ns, false), false, seed);
+                        } catch (Throwable e) {
+                            error.compareAndSet(null, e);
+                        }
+                    },
+                    "rdma-check-reader-" + i);
         }
         for (Thread x : ts) {
             x.start();
@@ -291,8 +318,9 @@ public final class RdmaGuestCheck {
      * Writes (fills with the pattern) or reads (and verifies) [from, from+len) with up to {@link #IN_FLIGHT} commands
      * outstanding; the sizes cycle through {@code sizes}.
      */
-    private static void pump(Namespace ns, boolean write, long from, long len, int[] sizes, boolean registered,
-                             long seed) throws Exception {
+    private static void pump(
+            Namespace ns, boolean write, long from, long len, int[] sizes, boolean registered, long seed)
+            throws Exception {
         int bs = ns.blockSize();
         int maxLen = 0;
         for (int s : sizes) {
@@ -300,7 +328,8 @@ public final class RdmaGuestCheck {
         }
         ByteBuffer[] bufs = new ByteBuffer[IN_FLIGHT];
         for (int i = 0; i < IN_FLIGHT; i++) {
-            bufs[i] = write ? (registered ? ns.allocateBuffer(maxLen / bs) : ByteBuffer.allocateDirect(maxLen))
+            bufs[i] = write
+                    ? (registered ? ns.allocateBuffer(maxLen / bs) : ByteBuffer.allocateDirect(maxLen))
                     : ByteBuffer.allocate(maxLen);
         }
         @SuppressWarnings("unchecked")
@@ -361,14 +390,23 @@ public final class RdmaGuestCheck {
         check(bd.read(base, before) == window, "short read of the window");
         before.flip().get(model);
         Random r = new Random(seed);
-        long[][] writes = {{123, 10_000}, {bd.blockSize() - 1, 3}, {4095, 2}, {70_001, MiB + 777}, {5, 1},
-                {window - 1000, 1000}, {8191, 4097}};
+        long[][] writes = {
+            {123, 10_000},
+            {bd.blockSize() - 1, 3},
+            {4095, 2},
+            {70_001, MiB + 777},
+            {5, 1},
+            {window - 1000, 1000},
+            {8191, 4097}
+        };
         for (long[] w : writes) {
             int off = (int) w[0];
             int n = (int) w[1];
             byte[] data = new byte[n];
             r.nextBytes(data);
-            ByteBuffer src = (n % 2 == 0) ? ByteBuffer.wrap(data) : ByteBuffer.allocateDirect(n).put(data).flip();
+            ByteBuffer src = (n % 2 == 0)
+                    ? ByteBuffer.wrap(data)
+                    : ByteBuffer.allocateDirect(n).put(data).flip();
             check(bd.write(base + off, src) == n, "short unaligned write of " + n + " at +" + off);
             check(!src.hasRemaining(), "the write did not consume the buffer");
             System.arraycopy(data, 0, model, off, n);

@@ -52,26 +52,49 @@ class RdmaSoftRoceIT {
     /** Every step that must print {@code PASS: <step>} (as a prefix), per part. */
     static final List<String> A_STEPS = List.of(
             "our target daemon ready on rdma://10.0.2.15:4420 over DiSNI",
-            "a: modprobe nvme-rdma", "a: nvme discover -t rdma", "a: nvme connect -t rdma -i 2",
-            "a: nvme list / id-ctrl", "a: namespace sizes and block sizes",
-            "a: fio randrw verify=crc32c bs=4k", "a: fio randrw verify=crc32c bs=16k",
-            "a: fio randrw verify=crc32c bs=128k", "a: fio randrw verify=crc32c bs 512/4k", "a: nvme disconnect",
+            "a: modprobe nvme-rdma",
+            "a: nvme discover -t rdma",
+            "a: nvme connect -t rdma -i 2",
+            "a: nvme list / id-ctrl",
+            "a: namespace sizes and block sizes",
+            "a: fio randrw verify=crc32c bs=4k",
+            "a: fio randrw verify=crc32c bs=16k",
+            "a: fio randrw verify=crc32c bs=128k",
+            "a: fio randrw verify=crc32c bs 512/4k",
+            "a: nvme disconnect",
             "a: kernel log clean");
+
     static final List<String> B_STEPS = List.of(
-            "b: nvmet-rdma on 10.0.2.15:4421", "b provider disni", "b discover", "b connect -i 2",
-            "b verified I/O ns1", "b BlockDevice unaligned I/O ns1", "b verified I/O ns2",
-            "b BlockDevice unaligned I/O ns2", "b disconnect", "b: the nvmet backing files hold exactly the pattern",
-            "b: nvmet cleared", "b: kernel log clean");
+            "b: nvmet-rdma on 10.0.2.15:4421",
+            "b provider disni",
+            "b discover",
+            "b connect -i 2",
+            "b verified I/O ns1",
+            "b BlockDevice unaligned I/O ns1",
+            "b verified I/O ns2",
+            "b BlockDevice unaligned I/O ns2",
+            "b disconnect",
+            "b: the nvmet backing files hold exactly the pattern",
+            "b: nvmet cleared",
+            "b: kernel log clean");
     static final List<String> C_STEPS = List.of(
-            "c provider disni", "c discover", "c connect -i 2", "c verified I/O ns1", "c BlockDevice unaligned I/O ns1",
-            "c verified I/O ns2", "c BlockDevice unaligned I/O ns2", "c disconnect", "c: traffic went through rxe0",
+            "c provider disni",
+            "c discover",
+            "c connect -i 2",
+            "c verified I/O ns1",
+            "c BlockDevice unaligned I/O ns1",
+            "c verified I/O ns2",
+            "c BlockDevice unaligned I/O ns2",
+            "c disconnect",
+            "c: traffic went through rxe0",
             "c: kernel log clean");
 
     @Test
     void nvmeRdmaOverSoftRoceInThePeerVm() throws Exception {
         String parts = System.getProperty("rdma.parts", "abc");
         boolean keep = Boolean.getBoolean("peervm.keep");
-        assertNotNull(RdmaSoftRoceIT.class.getClassLoader().getResource(DisniProvider.NATIVE_RESOURCE),
+        assertNotNull(
+                RdmaSoftRoceIT.class.getClassLoader().getResource(DisniProvider.NATIVE_RESOURCE),
                 "libnvmeofrdma.so is not in the transport-rdma jar: install libibverbs-dev and librdmacm-dev, rebuild");
         PeerVm peer = PeerVm.locate();
         peer.ensureImage(Duration.ofMinutes(10));
@@ -88,7 +111,9 @@ class RdmaSoftRoceIT {
             PeerVm.Result r = peer.run(script, List.of(parts), VM_TIMEOUT, job, List.of("--share", share.toString()));
             String out = r.output();
             int rc = r.rc();
-            System.out.printf("===== peer VM output (run.sh rc %d, %.1f s)%n%s%n", rc, r.wall().toMillis() / 1e3, out);
+            System.out.printf(
+                    "===== peer VM output (run.sh rc %d, %.1f s)%n%s%n",
+                    rc, r.wall().toMillis() / 1e3, out);
             if (rc == 124 || rc == 125) {
                 System.out.println("===== console tail\n" + PeerVm.tail(r.console(), 40));
             }
@@ -102,7 +127,9 @@ class RdmaSoftRoceIT {
                     default -> throw new IllegalArgumentException("rdma.parts: only a, b, c: " + parts);
                 };
                 for (String step : steps) {
-                    if (!Pattern.compile("(?m)^PASS: " + Pattern.quote(step)).matcher(out).find()) {
+                    if (!Pattern.compile("(?m)^PASS: " + Pattern.quote(step))
+                            .matcher(out)
+                            .find()) {
                         missing.add(step);
                     }
                 }
@@ -118,7 +145,9 @@ class RdmaSoftRoceIT {
             while (failLine.find()) {
                 fails.add(failLine.group());
             }
-            if (rc != 0 || !Pattern.compile("(?m)^ALL PASS").matcher(out).find() || !missing.isEmpty()
+            if (rc != 0
+                    || !Pattern.compile("(?m)^ALL PASS").matcher(out).find()
+                    || !missing.isEmpty()
                     || !fails.isEmpty()) {
                 fail("NVMe/RDMA over Soft-RoCE failed: run.sh rc " + rc + ", " + fails + ", steps without PASS: "
                         + missing + " (guest output above)");

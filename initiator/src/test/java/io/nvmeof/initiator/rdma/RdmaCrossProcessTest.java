@@ -1,12 +1,14 @@
 package io.nvmeof.initiator.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.transport.rdma.RdmaTransport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -21,11 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Our initiator in this JVM, our target daemon in another process ({@code TargetDaemon --listen
@@ -45,16 +44,28 @@ class RdmaCrossProcessTest {
         final List<String> output = java.util.Collections.synchronizedList(new ArrayList<>());
 
         Daemon() throws IOException {
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"));
+            List<String> cmd = new ArrayList<>(List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xmx256m",
+                    "--add-exports",
+                    "java.base/sun.nio.ch=ALL-UNNAMED"));
             String dir = System.getProperty("nvmeof.softrnic.dir");
             if (dir != null) {
                 cmd.add("-Dnvmeof.softrnic.dir=" + dir);
             }
-            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), "io.nvmeof.target.daemon.TargetDaemon",
-                    "--listen", "rdma://127.0.0.1:0", "--nqn", NQN, "--namespace", "size=64M,bs=4096"));
+            cmd.addAll(List.of(
+                    "-cp",
+                    System.getProperty("java.class.path"),
+                    "io.nvmeof.target.daemon.TargetDaemon",
+                    "--listen",
+                    "rdma://127.0.0.1:0",
+                    "--nqn",
+                    NQN,
+                    "--namespace",
+                    "size=64M,bs=4096"));
             process = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader r =
+                    new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
             int p = -1;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             String line;
@@ -73,16 +84,18 @@ class RdmaCrossProcessTest {
                 throw new IOException("the target daemon did not start: " + output);
             }
             port = p;
-            Thread drain = new Thread(() -> {
-                try {
-                    String l;
-                    while ((l = r.readLine()) != null) {
-                        output.add(l);
-                    }
-                } catch (IOException e) {
-                    // gone
-                }
-            }, "xproc-target-output");
+            Thread drain = new Thread(
+                    () -> {
+                        try {
+                            String l;
+                            while ((l = r.readLine()) != null) {
+                                output.add(l);
+                            }
+                        } catch (IOException e) {
+                            // gone
+                        }
+                    },
+                    "xproc-target-output");
             drain.setDaemon(true);
             drain.start();
         }
@@ -133,7 +146,10 @@ class RdmaCrossProcessTest {
             return List.of();
         }
         try (Stream<Path> s = Files.list(softDir())) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(pid + "-")).sorted().toList();
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.startsWith(pid + "-"))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -145,7 +161,8 @@ class RdmaCrossProcessTest {
 
     @Test
     void verifiedIoWithATargetProcess() throws Exception {
-        try (Daemon d = start(); Controller c = Nvme.connect(d.uri("queues=2"))) {
+        try (Daemon d = start();
+                Controller c = Nvme.connect(d.uri("queues=2"))) {
             assertEquals("rdma", c.uri().transport());
             assertFalse(filesOf(d.pid()).isEmpty(), "the target maps its memory from " + softDir());
             Namespace ns = c.namespace();

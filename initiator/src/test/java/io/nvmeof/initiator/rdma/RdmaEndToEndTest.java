@@ -1,5 +1,11 @@
 package io.nvmeof.initiator.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.command.Status;
 import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
@@ -14,9 +20,6 @@ import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
 import io.nvmeof.transport.rdma.RdmaTransport;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -26,12 +29,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Our initiator against our target over NVMe/RDMA, both in this JVM, through the software RNIC: the bring-up, what
@@ -41,14 +40,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RdmaEndToEndTest {
     @RegisterExtension
-    static NvmeofTargetExtension target = NvmeofTargetExtension.builder().transport("rdma").namespace("64M")
-            .blockSize(512).build();
+    static NvmeofTargetExtension target = NvmeofTargetExtension.builder()
+            .transport("rdma")
+            .namespace("64M")
+            .blockSize(512)
+            .build();
 
     static final String ALLOWED = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-0000000a110e";
 
     @RegisterExtension
-    static NvmeofTargetExtension guarded = NvmeofTargetExtension.builder().transport("rdma").namespace("4M")
-            .nqn("nqn.2024-01.io.nvmeof:guarded").allowHost(ALLOWED).build();
+    static NvmeofTargetExtension guarded = NvmeofTargetExtension.builder()
+            .transport("rdma")
+            .namespace("4M")
+            .nqn("nqn.2024-01.io.nvmeof:guarded")
+            .allowHost(ALLOWED)
+            .build();
 
     static ByteBuffer pattern(int bytes, long seed, boolean direct) {
         ByteBuffer b = direct ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes);
@@ -74,7 +80,8 @@ class RdmaEndToEndTest {
         try (Controller c = Nvme.connect(target.uri("queues=2"))) {
             assertEquals("rdma", c.uri().transport());
             ControllerIdentity id = c.identity();
-            assertTrue((id.sgls() & 0x4) != 0, "SGLS bit 2: keyed SGL data block (0x" + Long.toHexString(id.sgls()) + ")");
+            assertTrue(
+                    (id.sgls() & 0x4) != 0, "SGLS bit 2: keyed SGL data block (0x" + Long.toHexString(id.sgls()) + ")");
             assertTrue((id.sgls() & 0x00100000) != 0, "SGLS bit 20: offset (in-capsule) SGLs");
             assertEquals(260, id.ioccsz(), "IOCCSZ: 64-byte SQE + 4096 bytes in-capsule, in 16-byte units");
             assertEquals(1, id.iorcsz());
@@ -119,8 +126,8 @@ class RdmaEndToEndTest {
             for (int i = 0; i < back.capacity(); i++) {
                 assertEquals(0, back.get(i), "deallocated blocks read as zeroes");
             }
-            NvmeStatusException oor = assertThrows(NvmeStatusException.class,
-                    () -> ns.read(ns.blockCount() - 1, 2, ByteBuffer.allocateDirect(1024)));
+            NvmeStatusException oor = assertThrows(
+                    NvmeStatusException.class, () -> ns.read(ns.blockCount() - 1, 2, ByteBuffer.allocateDirect(1024)));
             assertTrue(Status.is(oor.status(), Status.LBA_OUT_OF_RANGE), oor.getMessage());
         }
     }
@@ -137,8 +144,10 @@ class RdmaEndToEndTest {
                     ByteBuffer src = pattern(size, size * 7L + (direct ? 1 : 2), direct);
                     ns.write(lba, size / 512, src);
                     long inCapsule = RdmaTransport.hostInCapsuleBytes() - inCapsuleBefore;
-                    assertEquals(size <= 4096 ? size : 0, inCapsule, size + "-byte write: in the capsule only up to "
-                            + "IOCCSZ×16−64 = 4096 bytes");
+                    assertEquals(
+                            size <= 4096 ? size : 0,
+                            inCapsule,
+                            size + "-byte write: in the capsule only up to " + "IOCCSZ×16−64 = 4096 bytes");
                     ByteBuffer dst = direct ? ByteBuffer.allocateDirect(size) : ByteBuffer.allocate(size);
                     ns.read(lba, size / 512, dst);
                     assertArrayEquals(bytes(src), bytes(dst), size + " bytes, " + (direct ? "direct" : "heap"));
@@ -146,7 +155,8 @@ class RdmaEndToEndTest {
                 }
             }
             // A command above MDTS is refused before it goes out.
-            assertThrows(IllegalArgumentException.class,
+            assertThrows(
+                    IllegalArgumentException.class,
                     () -> ns.write(0, (2 << 20) / 512, ByteBuffer.allocateDirect(2 << 20)));
         }
     }
@@ -164,27 +174,31 @@ class RdmaEndToEndTest {
             Set<String> queueThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
             for (int t = 0; t < threads; t++) {
                 int id = t;
-                ts.add(new Thread(() -> {
-                    try {
-                        long base = 20_000 + (long) id * perThread * blocks;
-                        List<CompletableFuture<Void>> fs = new ArrayList<>();
-                        List<ByteBuffer> srcs = new ArrayList<>();
-                        for (int i = 0; i < perThread; i++) {
-                            ByteBuffer b = pattern(blocks * 512, id * 1000L + i, true);
-                            srcs.add(b);
-                            fs.add(ns.writeAsync(base + (long) i * blocks, blocks, b)
-                                    .thenRun(() -> queueThreads.add(Thread.currentThread().getName())));
-                        }
-                        CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
-                        for (int i = 0; i < perThread; i++) {
-                            ByteBuffer d = ByteBuffer.allocateDirect(blocks * 512);
-                            ns.read(base + (long) i * blocks, blocks, d);
-                            assertArrayEquals(bytes(srcs.get(i)), bytes(d), "thread " + id + " I/O " + i);
-                        }
-                    } catch (Throwable e) {
-                        errors.add(e);
-                    }
-                }, "rdma-e2e-" + t));
+                ts.add(new Thread(
+                        () -> {
+                            try {
+                                long base = 20_000 + (long) id * perThread * blocks;
+                                List<CompletableFuture<Void>> fs = new ArrayList<>();
+                                List<ByteBuffer> srcs = new ArrayList<>();
+                                for (int i = 0; i < perThread; i++) {
+                                    ByteBuffer b = pattern(blocks * 512, id * 1000L + i, true);
+                                    srcs.add(b);
+                                    fs.add(ns.writeAsync(base + (long) i * blocks, blocks, b)
+                                            .thenRun(() -> queueThreads.add(
+                                                    Thread.currentThread().getName())));
+                                }
+                                CompletableFuture.allOf(fs.toArray(CompletableFuture[]::new))
+                                        .get(30, TimeUnit.SECONDS);
+                                for (int i = 0; i < perThread; i++) {
+                                    ByteBuffer d = ByteBuffer.allocateDirect(blocks * 512);
+                                    ns.read(base + (long) i * blocks, blocks, d);
+                                    assertArrayEquals(bytes(srcs.get(i)), bytes(d), "thread " + id + " I/O " + i);
+                                }
+                            } catch (Throwable e) {
+                                errors.add(e);
+                            }
+                        },
+                        "rdma-e2e-" + t));
             }
             ts.forEach(Thread::start);
             for (Thread t : ts) {
@@ -192,7 +206,9 @@ class RdmaEndToEndTest {
             }
             assertEquals(List.of(), errors);
             // A stage added after completion runs on the caller; the others ran on the queues' own threads.
-            long onQueues = queueThreads.stream().filter(n -> n.startsWith("nvme-rdma-host-q")).count();
+            long onQueues = queueThreads.stream()
+                    .filter(n -> n.startsWith("nvme-rdma-host-q"))
+                    .count();
             assertTrue(onQueues >= 2, "completions came on several queue threads: " + queueThreads);
         }
     }
@@ -212,7 +228,9 @@ class RdmaEndToEndTest {
                 for (int j = 0; j < len; j++) {
                     d[j] = (byte) r.nextInt(256);
                 }
-                ByteBuffer src = i % 2 == 0 ? ByteBuffer.wrap(d) : ByteBuffer.allocateDirect(len).put(d).flip();
+                ByteBuffer src = i % 2 == 0
+                        ? ByteBuffer.wrap(d)
+                        : ByteBuffer.allocateDirect(len).put(d).flip();
                 dev.write(region + off, src);
                 System.arraycopy(d, 0, model, off, len);
             }
@@ -228,7 +246,9 @@ class RdmaEndToEndTest {
     @Test
     void discoveryOverRdma() throws Exception {
         DiscoveryLog log = Nvme.discover(target.discoveryUri());
-        DiscoveryEntry e = log.nvmSubsystems().stream().filter(x -> x.subnqn().equals(target.nqn())).findFirst()
+        DiscoveryEntry e = log.nvmSubsystems().stream()
+                .filter(x -> x.subnqn().equals(target.nqn()))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no entry for " + target.nqn() + ": " + log));
         assertEquals(DiscoveryEntry.TRTYPE_RDMA, e.trtype(), "TRTYPE 1: RDMA");
         assertEquals("rdma", e.transportName());
@@ -249,8 +269,10 @@ class RdmaEndToEndTest {
 
     @Test
     void aHostNotOnTheAllowListGetsConnectInvalidHost() throws Exception {
-        NvmeStatusException e = assertThrows(NvmeStatusException.class, () -> Nvme.connect(guarded.uri(
-                "hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000bad0")));
+        NvmeStatusException e = assertThrows(
+                NvmeStatusException.class,
+                () -> Nvme.connect(
+                        guarded.uri("hostnqn=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-0000-0000-00000000bad0")));
         assertTrue(Status.is(e.status(), Status.CONNECT_INVALID_HOST), e.getMessage());
         try (Controller c = Nvme.connect(guarded.uri("hostnqn=" + ALLOWED))) {
             assertEquals(guarded.nqn(), c.subsystemNqn());
@@ -328,12 +350,10 @@ class RdmaEndToEndTest {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         rdmaLog.addHandler(h);
         try {

@@ -1,13 +1,16 @@
 package io.nvmeof.initiator.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -15,18 +18,17 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** An in-JVM NVMe/RDMA target that closes while I/O is in flight: every command completes, none hangs. */
 class RdmaTargetGoneTest {
     @RegisterExtension
-    NvmeofTargetExtension target = NvmeofTargetExtension.builder().transport("rdma").namespace("16M")
-            .blockSize(4096).build();
+    NvmeofTargetExtension target = NvmeofTargetExtension.builder()
+            .transport("rdma")
+            .namespace("16M")
+            .blockSize(4096)
+            .build();
 
     /** Futures issued by {@code threads} threads until the controller fails; returns them all. */
     static ConcurrentLinkedQueue<CompletableFuture<Void>> hammer(Controller c, int threads, Runnable kill)
@@ -37,24 +39,27 @@ class RdmaTargetGoneTest {
         java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(threads);
         for (int t = 0; t < threads; t++) {
             int id = t;
-            ts[t] = new Thread(() -> {
-                ByteBuffer buf = ByteBuffer.allocateDirect(64 << 10);
-                started.countDown();
-                for (int i = 0; i < 100_000 && c.isOpen(); i++) {
-                    int blocks = 1 + (i % 16);
-                    long lba = (id * 1000L + i * 16L) % 3000;
-                    CompletableFuture<Void> f = i % 2 == 0 ? ns.writeAsync(lba, blocks, buf.slice(0, blocks * 4096))
-                            : ns.readAsync(lba, blocks, ByteBuffer.allocateDirect(blocks * 4096));
-                    fs.add(f);
-                    if (fs.size() % 64 == 0) {
-                        try {
-                            f.get(10, TimeUnit.SECONDS); // keep a bounded number in flight
-                        } catch (Exception e) {
-                            // failed: the loop ends when the controller notices
+            ts[t] = new Thread(
+                    () -> {
+                        ByteBuffer buf = ByteBuffer.allocateDirect(64 << 10);
+                        started.countDown();
+                        for (int i = 0; i < 100_000 && c.isOpen(); i++) {
+                            int blocks = 1 + (i % 16);
+                            long lba = (id * 1000L + i * 16L) % 3000;
+                            CompletableFuture<Void> f = i % 2 == 0
+                                    ? ns.writeAsync(lba, blocks, buf.slice(0, blocks * 4096))
+                                    : ns.readAsync(lba, blocks, ByteBuffer.allocateDirect(blocks * 4096));
+                            fs.add(f);
+                            if (fs.size() % 64 == 0) {
+                                try {
+                                    f.get(10, TimeUnit.SECONDS); // keep a bounded number in flight
+                                } catch (Exception e) {
+                                    // failed: the loop ends when the controller notices
+                                }
+                            }
                         }
-                    }
-                }
-            }, "rdma-gone-" + t);
+                    },
+                    "rdma-gone-" + t);
             ts[t].start();
         }
         started.await();

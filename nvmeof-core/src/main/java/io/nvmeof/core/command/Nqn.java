@@ -2,8 +2,7 @@ package io.nvmeof.core.command;
 
 /** Well-known NVMe Qualified Names (nvmeof-protocol.md §8). */
 public final class Nqn {
-    private Nqn() {
-    }
+    private Nqn() {}
 
     /** The well-known discovery subsystem NQN. */
     public static final String DISCOVERY = "nqn.2014-08.org.nvmexpress.discovery";

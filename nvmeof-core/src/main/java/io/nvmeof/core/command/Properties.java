@@ -2,11 +2,11 @@ package io.nvmeof.core.command;
 
 /** Controller properties reachable with Property Get/Set, and their fields (nvmeof-protocol.md §2.3). */
 public final class Properties {
-    private Properties() {
-    }
+    private Properties() {}
 
     /** Property offsets. */
     public static final int CAP = 0x00;
+
     public static final int VS = 0x08;
     public static final int CC = 0x14;
     public static final int CSTS = 0x1C;
@@ -14,6 +14,7 @@ public final class Properties {
 
     /** ATTRIB size field values. */
     public static final int SIZE_4 = 0;
+
     public static final int SIZE_8 = 1;
 
     // CC fields.

@@ -6,8 +6,7 @@ package io.nvmeof.core.command;
  * constants below carry no DNR bit; add it with {@link #dnr(int)}. An NVMe failure is a status, never an exception.
  */
 public final class Status {
-    private Status() {
-    }
+    private Status() {}
 
     // Status code types (nvmeof-protocol.md §1.2).
     public static final int SCT_GENERIC = 0;
@@ -113,59 +112,104 @@ public final class Status {
         switch (sct) {
             case SCT_GENERIC:
                 switch (sc) {
-                    case 0x00: return "Successful Completion";
-                    case 0x01: return "Invalid Command Opcode";
-                    case 0x02: return "Invalid Field in Command";
-                    case 0x03: return "Command ID Conflict";
-                    case 0x04: return "Data Transfer Error";
-                    case 0x06: return "Internal Error";
-                    case 0x07: return "Command Abort Requested";
-                    case 0x08: return "Command Aborted due to SQ Deletion";
-                    case 0x0B: return "Invalid Namespace or Format";
-                    case 0x0C: return "Command Sequence Error";
-                    case 0x0D: return "Invalid SGL Last Segment Descriptor";
-                    case 0x0E: return "Invalid Number of SGL Descriptors";
-                    case 0x0F: return "Data SGL Length Invalid";
-                    case 0x10: return "Metadata SGL Length Invalid";
-                    case 0x11: return "SGL Descriptor Type Invalid";
-                    case 0x16: return "SGL Offset Invalid";
-                    case 0x19: return "Keep Alive Timer Expired";
-                    case 0x1A: return "Keep Alive Timeout Invalid";
-                    case 0x20: return "Namespace is Write Protected";
-                    case 0x21: return "Command Interrupted";
-                    case 0x22: return "Transient Transport Error";
-                    case 0x80: return "LBA Out of Range";
-                    case 0x81: return "Capacity Exceeded";
-                    case 0x82: return "Namespace Not Ready";
-                    default: break;
+                    case 0x00:
+                        return "Successful Completion";
+                    case 0x01:
+                        return "Invalid Command Opcode";
+                    case 0x02:
+                        return "Invalid Field in Command";
+                    case 0x03:
+                        return "Command ID Conflict";
+                    case 0x04:
+                        return "Data Transfer Error";
+                    case 0x06:
+                        return "Internal Error";
+                    case 0x07:
+                        return "Command Abort Requested";
+                    case 0x08:
+                        return "Command Aborted due to SQ Deletion";
+                    case 0x0B:
+                        return "Invalid Namespace or Format";
+                    case 0x0C:
+                        return "Command Sequence Error";
+                    case 0x0D:
+                        return "Invalid SGL Last Segment Descriptor";
+                    case 0x0E:
+                        return "Invalid Number of SGL Descriptors";
+                    case 0x0F:
+                        return "Data SGL Length Invalid";
+                    case 0x10:
+                        return "Metadata SGL Length Invalid";
+                    case 0x11:
+                        return "SGL Descriptor Type Invalid";
+                    case 0x16:
+                        return "SGL Offset Invalid";
+                    case 0x19:
+                        return "Keep Alive Timer Expired";
+                    case 0x1A:
+                        return "Keep Alive Timeout Invalid";
+                    case 0x20:
+                        return "Namespace is Write Protected";
+                    case 0x21:
+                        return "Command Interrupted";
+                    case 0x22:
+                        return "Transient Transport Error";
+                    case 0x80:
+                        return "LBA Out of Range";
+                    case 0x81:
+                        return "Capacity Exceeded";
+                    case 0x82:
+                        return "Namespace Not Ready";
+                    default:
+                        break;
                 }
                 break;
             case SCT_COMMAND_SPECIFIC:
                 switch (sc) {
-                    case 0x01: return "Invalid Queue Identifier";
-                    case 0x02: return "Invalid Queue Size";
-                    case 0x05: return "Asynchronous Event Request Limit Exceeded";
-                    case 0x09: return "Invalid Log Page";
-                    case 0x0D: return "Feature Identifier Not Saveable";
-                    case 0x80: return "Connect Incompatible Format / Conflicting Attributes";
-                    case 0x81: return "Connect Controller Busy";
-                    case 0x82: return "Connect Invalid Parameters";
-                    case 0x83: return "Connect Restart Discovery";
-                    case 0x84: return "Connect Invalid Host";
-                    case 0x85: return "Invalid Queue Type";
-                    case 0x90: return "Discover Restart";
-                    case 0x91: return "Authentication Required";
-                    default: break;
+                    case 0x01:
+                        return "Invalid Queue Identifier";
+                    case 0x02:
+                        return "Invalid Queue Size";
+                    case 0x05:
+                        return "Asynchronous Event Request Limit Exceeded";
+                    case 0x09:
+                        return "Invalid Log Page";
+                    case 0x0D:
+                        return "Feature Identifier Not Saveable";
+                    case 0x80:
+                        return "Connect Incompatible Format / Conflicting Attributes";
+                    case 0x81:
+                        return "Connect Controller Busy";
+                    case 0x82:
+                        return "Connect Invalid Parameters";
+                    case 0x83:
+                        return "Connect Restart Discovery";
+                    case 0x84:
+                        return "Connect Invalid Host";
+                    case 0x85:
+                        return "Invalid Queue Type";
+                    case 0x90:
+                        return "Discover Restart";
+                    case 0x91:
+                        return "Authentication Required";
+                    default:
+                        break;
                 }
                 break;
             case SCT_MEDIA:
                 switch (sc) {
-                    case 0x80: return "Write Fault";
-                    case 0x81: return "Unrecovered Read Error";
-                    case 0x85: return "Compare Failure";
-                    case 0x86: return "Access Denied";
-                    case 0x87: return "Deallocated or Unwritten Logical Block";
-                    default: break;
+                    case 0x80:
+                        return "Write Fault";
+                    case 0x81:
+                        return "Unrecovered Read Error";
+                    case 0x85:
+                        return "Compare Failure";
+                    case 0x86:
+                        return "Access Denied";
+                    case 0x87:
+                        return "Deallocated or Unwritten Logical Block";
+                    default:
+                        break;
                 }
                 break;
             case SCT_PATH:
@@ -181,7 +225,8 @@ public final class Status {
 
     /** E.g. {@code "LBA Out of Range (sct=0x0 sc=0x80 dnr)"}. */
     public static String toString(int status) {
-        return String.format("%s (sct=0x%x sc=0x%02x%s%s)", name(status), sct(status), sc(status),
-                isDnr(status) ? " dnr" : "", isMore(status) ? " more" : "");
+        return String.format(
+                "%s (sct=0x%x sc=0x%02x%s%s)",
+                name(status), sct(status), sc(status), isDnr(status) ? " dnr" : "", isMore(status) ? " more" : "");
     }
 }

@@ -7,7 +7,7 @@ package io.nvmeof.core.spi;
 @FunctionalInterface
 public interface DataRelease {
     /** A release that does nothing, for memory that lives forever (e.g. a shared zero page). */
-    DataRelease NONE = () -> { };
+    DataRelease NONE = () -> {};
 
     void release();
 }

@@ -15,10 +15,23 @@ import java.time.Duration;
  * @param connectTimeout how long the transport may take to connect (TCP connect + ICReq/ICResp)
  * @param ioMode         event-loop engine and busy polling for this queue's thread
  */
-public record HostQueueOptions(InetSocketAddress address, int qid, int queueSize, int cntlid, boolean headerDigest,
-                               boolean dataDigest, Duration connectTimeout, IoMode ioMode) {
-    public HostQueueOptions(InetSocketAddress address, int qid, int queueSize, int cntlid, boolean headerDigest,
-                            boolean dataDigest, Duration connectTimeout) {
+public record HostQueueOptions(
+        InetSocketAddress address,
+        int qid,
+        int queueSize,
+        int cntlid,
+        boolean headerDigest,
+        boolean dataDigest,
+        Duration connectTimeout,
+        IoMode ioMode) {
+    public HostQueueOptions(
+            InetSocketAddress address,
+            int qid,
+            int queueSize,
+            int cntlid,
+            boolean headerDigest,
+            boolean dataDigest,
+            Duration connectTimeout) {
         this(address, qid, queueSize, cntlid, headerDigest, dataDigest, connectTimeout, IoMode.DEFAULT);
     }
 

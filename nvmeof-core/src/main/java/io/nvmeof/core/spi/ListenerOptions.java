@@ -13,13 +13,24 @@ import java.net.InetSocketAddress;
  * @param digestsAllowed     whether header/data digests may be negotiated (TCP)
  * @param ioMode             event-loop engine and busy polling
  */
-public record ListenerOptions(InetSocketAddress address, int portId, int maxQueueSize, int inCapsuleDataSize,
-                              int ioThreads, boolean digestsAllowed, IoMode ioMode) {
+public record ListenerOptions(
+        InetSocketAddress address,
+        int portId,
+        int maxQueueSize,
+        int inCapsuleDataSize,
+        int ioThreads,
+        boolean digestsAllowed,
+        IoMode ioMode) {
     public static final int DEFAULT_MAX_QUEUE_SIZE = 128;
     public static final int DEFAULT_IN_CAPSULE_DATA_SIZE = 16384;
 
-    public ListenerOptions(InetSocketAddress address, int portId, int maxQueueSize, int inCapsuleDataSize,
-                           int ioThreads, boolean digestsAllowed) {
+    public ListenerOptions(
+            InetSocketAddress address,
+            int portId,
+            int maxQueueSize,
+            int inCapsuleDataSize,
+            int ioThreads,
+            boolean digestsAllowed) {
         this(address, portId, maxQueueSize, inCapsuleDataSize, ioThreads, digestsAllowed, IoMode.DEFAULT);
     }
 
@@ -29,11 +40,13 @@ public record ListenerOptions(InetSocketAddress address, int portId, int maxQueu
             throw new IllegalArgumentException("maxQueueSize must be 2..65536: " + maxQueueSize);
         }
         if (inCapsuleDataSize < 0 || inCapsuleDataSize % 16 != 0) {
-            throw new IllegalArgumentException("inCapsuleDataSize must be a non-negative multiple of 16: " + inCapsuleDataSize);
+            throw new IllegalArgumentException(
+                    "inCapsuleDataSize must be a non-negative multiple of 16: " + inCapsuleDataSize);
         }
     }
 
     public static ListenerOptions of(InetSocketAddress address) {
-        return new ListenerOptions(address, 1, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_IN_CAPSULE_DATA_SIZE, 0, true, IoMode.DEFAULT);
+        return new ListenerOptions(
+                address, 1, DEFAULT_MAX_QUEUE_SIZE, DEFAULT_IN_CAPSULE_DATA_SIZE, 0, true, IoMode.DEFAULT);
     }
 }

@@ -19,8 +19,7 @@ import java.nio.ByteBuffer;
  */
 public interface MemoryObserver {
     /** The slot this observer's handles are stored under: pass it to {@link RegisteredMemory#registration(int)}. */
-    default void attached(int slot) {
-    }
+    default void attached(int slot) {}
 
     /**
      * {@code memory} (a direct buffer; its whole capacity, byte 0 = index 0 of every buffer the core later hands out

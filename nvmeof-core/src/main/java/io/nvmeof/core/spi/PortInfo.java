@@ -16,8 +16,18 @@ package io.nvmeof.core.spi;
  * @param treq              discovery TREQ (bit 2: SQ flow control disable supported)
  * @param tsas              discovery TSAS bytes 768.. (at most 256 bytes; empty for none)
  */
-public record PortInfo(int transportType, int addressFamily, String address, String serviceId, int portId,
-                       int maxQueueSize, int inCapsuleDataSize, int sgls, int mdts, int treq, byte[] tsas) {
+public record PortInfo(
+        int transportType,
+        int addressFamily,
+        String address,
+        String serviceId,
+        int portId,
+        int maxQueueSize,
+        int inCapsuleDataSize,
+        int sgls,
+        int mdts,
+        int treq,
+        byte[] tsas) {
     public static final int TRTYPE_RDMA = 1;
     public static final int TRTYPE_TCP = 3;
     public static final int ADRFAM_IPV4 = 1;

@@ -2,7 +2,6 @@ package io.nvmeof.core.spi;
 
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 
 /**

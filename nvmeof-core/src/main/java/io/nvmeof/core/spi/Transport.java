@@ -53,6 +53,7 @@ public interface Transport {
             }
             names.add(t.name());
         }
-        throw new IllegalArgumentException("no transport named '" + name + "' on the class path (found: " + names + ")");
+        throw new IllegalArgumentException(
+                "no transport named '" + name + "' on the class path (found: " + names + ")");
     }
 }

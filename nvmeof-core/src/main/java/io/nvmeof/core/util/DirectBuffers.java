@@ -25,11 +25,12 @@ public final class DirectBuffers {
             f.setAccessible(true);
             Object unsafe = f.get(null);
             MethodHandles.Lookup l = MethodHandles.lookup();
-            MethodHandle fieldOffset = l.findVirtual(unsafeClass, "objectFieldOffset",
-                    MethodType.methodType(long.class, Field.class)).bindTo(unsafe);
+            MethodHandle fieldOffset = l.findVirtual(
+                            unsafeClass, "objectFieldOffset", MethodType.methodType(long.class, Field.class))
+                    .bindTo(unsafe);
             offset = (long) fieldOffset.invoke(Buffer.class.getDeclaredField("address"));
-            getLong = l.findVirtual(unsafeClass, "getLong",
-                    MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe);
+            getLong = l.findVirtual(unsafeClass, "getLong", MethodType.methodType(long.class, Object.class, long.class))
+                    .bindTo(unsafe);
         } catch (Throwable t) {
             getLong = null;
         }
@@ -37,8 +38,7 @@ public final class DirectBuffers {
         ADDRESS_OFFSET = offset;
     }
 
-    private DirectBuffers() {
-    }
+    private DirectBuffers() {}
 
     /** Whether {@link #address} works on this JVM. */
     public static boolean addressSupported() {

@@ -94,7 +94,8 @@ public final class CompletionQueueEntry extends Flyweight {
 
     @Override
     public String toString() {
-        return String.format("CQE[cid=%d sqid=%d sqhd=%d dw0=0x%08x dw1=0x%08x status=%s]",
+        return String.format(
+                "CQE[cid=%d sqid=%d sqhd=%d dw0=0x%08x dw1=0x%08x status=%s]",
                 cid(), sqid(), sqhd(), dw0(), dw1(), Status.toString(status()));
     }
 }

@@ -21,6 +21,7 @@ public final class ConnectData extends Flyweight {
     public static final int HOSTNQN_OFFSET = 512;
     /** NQN fields are 256 bytes holding at most 223 characters and a NUL (nvmeof-protocol.md §0, §8). */
     public static final int NQN_FIELD_LENGTH = 256;
+
     public static final int NQN_MAX_LENGTH = 223;
     /** CNTLID of an admin Connect asking for a dynamically allocated controller (nvmeof-protocol.md §2.2). */
     public static final int CNTLID_DYNAMIC = 0xFFFF;

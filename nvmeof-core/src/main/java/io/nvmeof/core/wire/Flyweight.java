@@ -24,11 +24,12 @@ public abstract class Flyweight {
      */
     public Flyweight wrap(ByteBuffer buffer, int offset) {
         if (buffer.order() != ByteOrder.LITTLE_ENDIAN) {
-            throw new IllegalArgumentException("NVMe structures are little-endian: set buffer.order(ByteOrder.LITTLE_ENDIAN)");
+            throw new IllegalArgumentException(
+                    "NVMe structures are little-endian: set buffer.order(ByteOrder.LITTLE_ENDIAN)");
         }
         if (offset < 0 || offset + length() > buffer.capacity()) {
-            throw new IllegalArgumentException(getClass().getSimpleName() + " of " + length() + " bytes does not fit at offset "
-                    + offset + " of a buffer of capacity " + buffer.capacity());
+            throw new IllegalArgumentException(getClass().getSimpleName() + " of " + length()
+                    + " bytes does not fit at offset " + offset + " of a buffer of capacity " + buffer.capacity());
         }
         this.buffer = buffer;
         this.offset = offset;

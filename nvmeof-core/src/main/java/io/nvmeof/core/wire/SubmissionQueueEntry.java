@@ -256,7 +256,8 @@ public final class SubmissionQueueEntry extends Flyweight {
 
     @Override
     public String toString() {
-        return String.format("SQE[opc=0x%02x flags=0x%02x cid=%d nsid=%d cdw10=0x%08x cdw11=0x%08x cdw12=0x%08x sgl=0x%02x len=%d]",
+        return String.format(
+                "SQE[opc=0x%02x flags=0x%02x cid=%d nsid=%d cdw10=0x%08x cdw11=0x%08x cdw12=0x%08x sgl=0x%02x len=%d]",
                 opcode(), flags(), cid(), nsid(), cdw10(), cdw11(), cdw12(), sgl.identifier(), sgl.dataLength());
     }
 }

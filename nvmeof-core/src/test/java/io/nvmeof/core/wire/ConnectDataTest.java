@@ -65,7 +65,9 @@ class ConnectDataTest {
         byte[] b = new byte[1024];
         byte[] id = hex("5e ed 00 00 00 00 40 00 80 00 00 00 00 00 00 01");
         System.arraycopy(id, 0, b, 0, 16);
-        assertEquals(UUID.fromString("5eed0000-0000-4000-8000-000000000001"), fresh(Golden.wrap(b)).hostId());
+        assertEquals(
+                UUID.fromString("5eed0000-0000-4000-8000-000000000001"),
+                fresh(Golden.wrap(b)).hostId());
     }
 
     @Test

@@ -6,8 +6,7 @@ import java.util.HexFormat;
 
 /** Helpers for golden-byte tests: hex literals as written in docs/nvmeof-protocol.md, little-endian buffers. */
 final class Golden {
-    private Golden() {
-    }
+    private Golden() {}
 
     /** Parses "7f 40 00 00" (spaces and '|' ignored). */
     static byte[] hex(String text) {

@@ -19,17 +19,18 @@ class SubmissionQueueEntryTest {
      * The admin Connect SQE that the Linux host sends (nvmeof-protocol.md §5.5): CID 0, FLAGS 0x40, FCTYPE 1, SGL
      * in-capsule (0x01) of 1024 bytes, RECFMT 0, QID 0, SQSIZE 31, KATO 5000 ms.
      */
-    static final byte[] ADMIN_CONNECT_SQE = hex(
-            "7f 40 00 00 01 00 00 00 00 00 00 00 00 00 00 00"
-                    + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
-                    + "00 04 00 00 00 00 00 01 00 00 00 00 1f 00 00 00"
-                    + "88 13 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+    static final byte[] ADMIN_CONNECT_SQE = hex("7f 40 00 00 01 00 00 00 00 00 00 00 00 00 00 00"
+            + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+            + "00 04 00 00 00 00 00 01 00 00 00 00 1f 00 00 00"
+            + "88 13 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 
     private static SubmissionQueueEntry buildAdminConnect(ByteBuffer buffer, int offset) {
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
         sqe.wrap(buffer, offset);
         sqe.clear();
-        sqe.opcode(FabricsCommandType.OPCODE).flags(SubmissionQueueEntry.FLAGS_SGL).cid(0)
+        sqe.opcode(FabricsCommandType.OPCODE)
+                .flags(SubmissionQueueEntry.FLAGS_SGL)
+                .cid(0)
                 .fctype(FabricsCommandType.CONNECT.code());
         sqe.sgl().set(SglDescriptor.ID_IN_CAPSULE, 0, ConnectData.LENGTH);
         sqe.connect(0, 0, 31, 0, 5000);
@@ -101,17 +102,19 @@ class SubmissionQueueEntryTest {
 
     @Test
     void propertySetCcGolden() {
-        // Property Set CC = 0x00460001 (EN=1, IOSQES=6, IOCQES=4), nvmeof-protocol.md §2.3: ATTRIB byte 40, OFST 44..47, VALUE 48..55.
+        // Property Set CC = 0x00460001 (EN=1, IOSQES=6, IOCQES=4), nvmeof-protocol.md §2.3: ATTRIB byte 40, OFST
+        // 44..47, VALUE 48..55.
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
         sqe.wrap(Golden.dirtyBuffer(64), 0).clear();
         sqe.opcode(0x7F).flags(0x40).cid(0x1234).fctype(FabricsCommandType.PROPERTY_SET.code());
         sqe.sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, 0);
         sqe.property(Properties.SIZE_4, Properties.CC, 0x00460001L);
-        assertEquals(hex(hex(
-                "7f 40 34 12 00 00 00 00 00 00 00 00 00 00 00 00"
+        assertEquals(
+                hex(hex("7f 40 34 12 00 00 00 00 00 00 00 00 00 00 00 00"
                         + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
                         + "00 00 00 00 00 00 00 5a 00 00 00 00 14 00 00 00"
-                        + "01 00 46 00 00 00 00 00 00 00 00 00 00 00 00 00")), hex(sqe.toBytes()));
+                        + "01 00 46 00 00 00 00 00 00 00 00 00 00 00 00 00")),
+                hex(sqe.toBytes()));
         assertEquals(0, sqe.propertySize());
         assertEquals(0x14, sqe.propertyOffset());
         assertEquals(0x00460001L, sqe.propertyValue());
@@ -134,15 +137,20 @@ class SubmissionQueueEntryTest {
 
     @Test
     void readCommandFields() {
-        // Read NSID 1, SLBA 0x0102030405060708, NLB 7 (8 blocks), CID 0xF00D, SGL 0x5A 4096 bytes (nvmeof-protocol.md §4.2, §5.10).
-        byte[] golden = hex(
-                "02 40 0d f0 01 00 00 00 00 00 00 00 00 00 00 00"
-                        + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
-                        + "00 10 00 00 00 00 00 5a 08 07 06 05 04 03 02 01"
-                        + "07 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
+        // Read NSID 1, SLBA 0x0102030405060708, NLB 7 (8 blocks), CID 0xF00D, SGL 0x5A 4096 bytes (nvmeof-protocol.md
+        // §4.2, §5.10).
+        byte[] golden = hex("02 40 0d f0 01 00 00 00 00 00 00 00 00 00 00 00"
+                + "00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00"
+                + "00 10 00 00 00 00 00 5a 08 07 06 05 04 03 02 01"
+                + "07 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
         sqe.wrap(Golden.dirtyBuffer(64), 0).clear();
-        sqe.opcode(NvmOpcode.READ.code()).flags(0x40).cid(0xF00D).nsid(1).slba(0x0102030405060708L).nlb(7);
+        sqe.opcode(NvmOpcode.READ.code())
+                .flags(0x40)
+                .cid(0xF00D)
+                .nsid(1)
+                .slba(0x0102030405060708L)
+                .nlb(7);
         sqe.sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, 4096);
         assertEquals(hex(golden), hex(sqe.toBytes()));
 
@@ -190,7 +198,9 @@ class SubmissionQueueEntryTest {
     @Test
     void wrapRejectsBigEndianAndShortBuffers() {
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
-        assertThrows(IllegalArgumentException.class, () -> sqe.wrap(ByteBuffer.allocate(64).order(ByteOrder.BIG_ENDIAN), 0));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> sqe.wrap(ByteBuffer.allocate(64).order(ByteOrder.BIG_ENDIAN), 0));
         assertThrows(IllegalArgumentException.class, () -> sqe.wrap(Golden.buffer(63), 0));
         assertThrows(IllegalArgumentException.class, () -> sqe.wrap(Golden.buffer(64), 1));
         assertThrows(IllegalArgumentException.class, () -> sqe.wrap(Golden.buffer(64), -1));

@@ -12,8 +12,8 @@ import io.nvmeof.core.spi.IoMode;
  * @param inCapsuleDataSize in-capsule data bytes accepted on I/O queues
  * @param ioMode            the transport's event-loop engine and busy polling (null: {@link IoMode#DEFAULT})
  */
-public record ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize,
-                             IoMode ioMode) {
+public record ListenerConfig(
+        String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize, IoMode ioMode) {
     public static final int DEFAULT_PORT = 4420;
 
     public ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize) {

@@ -23,8 +23,8 @@ public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid
             throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
         }
         if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
-            throw new IllegalArgumentException("namespace size must be a positive multiple of the block size ("
-                    + blockSize + "): " + sizeBytes);
+            throw new IllegalArgumentException(
+                    "namespace size must be a positive multiple of the block size (" + blockSize + "): " + sizeBytes);
         }
     }
 

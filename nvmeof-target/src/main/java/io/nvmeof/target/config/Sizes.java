@@ -4,8 +4,7 @@ import java.util.Locale;
 
 /** Parses and prints byte sizes the way storage people write them: 512, 4k, 1G, 1TiB (powers of 1024). */
 public final class Sizes {
-    private Sizes() {
-    }
+    private Sizes() {}
 
     /**
      * Parses a size such as {@code 4096}, {@code 4k}, {@code 1G}, {@code 2TiB}. Suffixes k/m/g/t/p (with optional
@@ -27,12 +26,28 @@ public final class Sizes {
         int shift = 0;
         if (end > 0) {
             switch (s.charAt(end - 1)) {
-                case 'k': shift = 10; end--; break;
-                case 'm': shift = 20; end--; break;
-                case 'g': shift = 30; end--; break;
-                case 't': shift = 40; end--; break;
-                case 'p': shift = 50; end--; break;
-                default: break;
+                case 'k':
+                    shift = 10;
+                    end--;
+                    break;
+                case 'm':
+                    shift = 20;
+                    end--;
+                    break;
+                case 'g':
+                    shift = 30;
+                    end--;
+                    break;
+                case 't':
+                    shift = 40;
+                    end--;
+                    break;
+                case 'p':
+                    shift = 50;
+                    end--;
+                    break;
+                default:
+                    break;
             }
         }
         String digits = s.substring(0, end).trim();

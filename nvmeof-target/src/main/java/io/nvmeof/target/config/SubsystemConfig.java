@@ -12,8 +12,13 @@ import java.util.List;
  * @param serial       Identify SN (at most 20 ASCII characters; null: derived from the NQN)
  * @param model        Identify MN (at most 40 ASCII characters; null: "nvmeof-java")
  */
-public record SubsystemConfig(String nqn, boolean allowAnyHost, List<String> hosts, List<NamespaceConfig> namespaces,
-                              String serial, String model) {
+public record SubsystemConfig(
+        String nqn,
+        boolean allowAnyHost,
+        List<String> hosts,
+        List<NamespaceConfig> namespaces,
+        String serial,
+        String model) {
     public SubsystemConfig {
         if (nqn == null || nqn.isBlank()) {
             throw new IllegalArgumentException("a subsystem needs an NQN");

@@ -13,8 +13,11 @@ import java.util.Set;
  *                          Capacity Exceeded. 0 picks the default, {@link #defaultMemoryBudget()}.
  * @param discoveryKatoMillis keep-alive timeout used for discovery controllers that connect with KATO 0 (nvmet: 120 s)
  */
-public record TargetConfig(List<ListenerConfig> listeners, List<SubsystemConfig> subsystems, long memoryBudgetBytes,
-                           int discoveryKatoMillis) {
+public record TargetConfig(
+        List<ListenerConfig> listeners,
+        List<SubsystemConfig> subsystems,
+        long memoryBudgetBytes,
+        int discoveryKatoMillis) {
     public static final int DEFAULT_DISCOVERY_KATO_MILLIS = 120_000;
 
     public TargetConfig {

@@ -7,14 +7,13 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import io.nvmeof.core.spi.IoMode;
+import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.core.spi.IoMode;
-import io.nvmeof.core.spi.ListenerOptions;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -41,36 +40,35 @@ import java.util.UUID;
  * }</pre>
  */
 public final class ConfigFile {
-    private ConfigFile() {
-    }
+    private ConfigFile() {}
 
-    record Root(@JsonProperty("memoryBudget") String memoryBudget,
-                @JsonProperty("discoveryKatoMillis") Integer discoveryKatoMillis,
-                @JsonProperty("listeners") List<Listener> listeners,
-                @JsonProperty("subsystems") List<Subsystem> subsystems) {
-    }
+    record Root(
+            @JsonProperty("memoryBudget") String memoryBudget,
+            @JsonProperty("discoveryKatoMillis") Integer discoveryKatoMillis,
+            @JsonProperty("listeners") List<Listener> listeners,
+            @JsonProperty("subsystems") List<Subsystem> subsystems) {}
 
-    record Listener(@JsonProperty("listen") String listen,
-                    @JsonProperty("maxQueueSize") Integer maxQueueSize,
-                    @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize,
-                    @JsonProperty("ioEngine") String ioEngine,
-                    @JsonProperty("busyPoll") Boolean busyPoll) {
-    }
+    record Listener(
+            @JsonProperty("listen") String listen,
+            @JsonProperty("maxQueueSize") Integer maxQueueSize,
+            @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize,
+            @JsonProperty("ioEngine") String ioEngine,
+            @JsonProperty("busyPoll") Boolean busyPoll) {}
 
-    record Subsystem(@JsonProperty("nqn") String nqn,
-                     @JsonProperty("allowAnyHost") Boolean allowAnyHost,
-                     @JsonProperty("hosts") List<String> hosts,
-                     @JsonProperty("serial") String serial,
-                     @JsonProperty("model") String model,
-                     @JsonProperty("namespaces") List<Namespace> namespaces) {
-    }
+    record Subsystem(
+            @JsonProperty("nqn") String nqn,
+            @JsonProperty("allowAnyHost") Boolean allowAnyHost,
+            @JsonProperty("hosts") List<String> hosts,
+            @JsonProperty("serial") String serial,
+            @JsonProperty("model") String model,
+            @JsonProperty("namespaces") List<Namespace> namespaces) {}
 
-    record Namespace(@JsonProperty("nsid") Integer nsid,
-                     @JsonProperty("size") String size,
-                     @JsonProperty("blockSize") Integer blockSize,
-                     @JsonProperty("uuid") String uuid,
-                     @JsonProperty("readOnly") Boolean readOnly) {
-    }
+    record Namespace(
+            @JsonProperty("nsid") Integer nsid,
+            @JsonProperty("size") String size,
+            @JsonProperty("blockSize") Integer blockSize,
+            @JsonProperty("uuid") String uuid,
+            @JsonProperty("readOnly") Boolean readOnly) {}
 
     /**
      * Reads and checks a configuration file.
@@ -105,16 +103,21 @@ public final class ConfigFile {
             throw new IllegalArgumentException("unknown key '" + e.getPropertyName() + "' at " + path(e)
                     + " (known keys: " + e.getKnownPropertyIds() + ")");
         } catch (JsonMappingException e) {
-            if (!(e.getCause() instanceof StreamReadException) && !e.getOriginalMessage().startsWith("Unexpected end-of-input")) {
+            if (!(e.getCause() instanceof StreamReadException)
+                    && !e.getOriginalMessage().startsWith("Unexpected end-of-input")) {
                 throw new IllegalArgumentException("bad value at " + path(e) + ": " + e.getOriginalMessage());
             }
             throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
-                    + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr() + ")"));
+                    + (e.getLocation() == null
+                            ? ""
+                            : " (line " + e.getLocation().getLineNr() + ", column "
+                                    + e.getLocation().getColumnNr() + ")"));
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage()
-                    + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr() + ")"));
+                    + (e.getLocation() == null
+                            ? ""
+                            : " (line " + e.getLocation().getLineNr() + ", column "
+                                    + e.getLocation().getColumnNr() + ")"));
         }
         if (root == null) {
             throw new IllegalArgumentException("the config is empty");
@@ -144,7 +147,8 @@ public final class ConfigFile {
                 throw new IllegalArgumentException(where + ": \"listen\" is required, e.g. \"tcp://0.0.0.0:4420\"");
             }
             int queue = l.maxQueueSize() == null ? ListenerOptions.DEFAULT_MAX_QUEUE_SIZE : l.maxQueueSize();
-            int inCapsule = l.inCapsuleDataSize() == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
+            int inCapsule = l.inCapsuleDataSize() == null
+                    ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
                     : (int) checkedSize(l.inCapsuleDataSize(), where + ".inCapsuleDataSize");
             try {
                 String engine = TargetDaemon.checkEngine(l.ioEngine(), "ioEngine");
@@ -155,7 +159,8 @@ public final class ConfigFile {
             }
         }
         if (listeners.isEmpty()) {
-            throw new IllegalArgumentException("no listeners: add e.g. \"listeners\": [{\"listen\": \"tcp://0.0.0.0:4420\"}]");
+            throw new IllegalArgumentException(
+                    "no listeners: add e.g. \"listeners\": [{\"listen\": \"tcp://0.0.0.0:4420\"}]");
         }
         List<SubsystemConfig> subsystems = new ArrayList<>();
         List<Subsystem> ss = root.subsystems() == null ? List.of() : root.subsystems();
@@ -170,7 +175,8 @@ public final class ConfigFile {
             for (int j = 0; j < ns.size(); j++) {
                 namespaces.add(namespace(ns.get(j), where + ".namespaces[" + j + "]", j + 1));
             }
-            boolean any = s.allowAnyHost() == null ? (s.hosts() == null || s.hosts().isEmpty()) : s.allowAnyHost();
+            boolean any =
+                    s.allowAnyHost() == null ? (s.hosts() == null || s.hosts().isEmpty()) : s.allowAnyHost();
             try {
                 subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model()));
             } catch (IllegalArgumentException e) {
@@ -188,8 +194,12 @@ public final class ConfigFile {
         }
         try {
             UUID uuid = n.uuid() == null ? null : UUID.fromString(n.uuid());
-            return new NamespaceConfig(n.nsid() == null ? defaultNsid : n.nsid(), checkedSize(n.size(), where + ".size"),
-                    n.blockSize() == null ? 4096 : n.blockSize(), uuid, n.readOnly() != null && n.readOnly());
+            return new NamespaceConfig(
+                    n.nsid() == null ? defaultNsid : n.nsid(),
+                    checkedSize(n.size(), where + ".size"),
+                    n.blockSize() == null ? 4096 : n.blockSize(),
+                    uuid,
+                    n.readOnly() != null && n.readOnly());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage());
         }

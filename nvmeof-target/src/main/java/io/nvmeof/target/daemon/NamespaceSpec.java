@@ -2,14 +2,12 @@ package io.nvmeof.target.daemon;
 
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
-
 import java.util.Locale;
 import java.util.UUID;
 
 /** Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro]} option. */
 final class NamespaceSpec {
-    private NamespaceSpec() {
-    }
+    private NamespaceSpec() {}
 
     static NamespaceConfig parse(String spec, int defaultNsid) {
         Long size = null;
@@ -48,8 +46,8 @@ final class NamespaceSpec {
                     readOnly = true;
                     break;
                 default:
-                    throw new IllegalArgumentException("unknown namespace setting '" + key
-                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro)");
+                    throw new IllegalArgumentException(
+                            "unknown namespace setting '" + key + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro)");
             }
         }
         if (size == null) {

@@ -8,12 +8,6 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -23,21 +17,32 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code nvmeof-target}: the RAM-backed NVMe-oF target daemon. Starts from a JSON config file or from flags for the
  * common case, logs connects and disconnects, and stops cleanly on SIGTERM or Ctrl-C.
  */
-@Command(name = "nvmeof-target", mixinStandardHelpOptions = true, version = "nvmeof-target 0.1.0",
-        sortOptions = false, usageHelpAutoWidth = true,
-        description = {"A RAM-backed NVMe over Fabrics target that the Linux kernel host (nvme connect), SPDK and our "
-                + "initiator can connect to.",
-                "",
-                "Examples:",
-                "  nvmeof-target --listen tcp://0.0.0.0:4420 --namespace size=1G",
-                "  nvmeof-target --nqn nqn.2024-01.io.nvmeof:disk1 --namespace size=1T --namespace size=64G,bs=512 "
-                        + "--allow-host nqn.2014-08.org.nvmexpress:uuid:...",
-                "  nvmeof-target --config target.json"},
+@Command(
+        name = "nvmeof-target",
+        mixinStandardHelpOptions = true,
+        version = "nvmeof-target 0.1.0",
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        description = {
+            "A RAM-backed NVMe over Fabrics target that the Linux kernel host (nvme connect), SPDK and our "
+                    + "initiator can connect to.",
+            "",
+            "Examples:",
+            "  nvmeof-target --listen tcp://0.0.0.0:4420 --namespace size=1G",
+            "  nvmeof-target --nqn nqn.2024-01.io.nvmeof:disk1 --namespace size=1T --namespace size=64G,bs=512 "
+                    + "--allow-host nqn.2014-08.org.nvmexpress:uuid:...",
+            "  nvmeof-target --config target.json"
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:stopped cleanly", "1:could not start (e.g. port in use)", "2:bad arguments or config"})
 public final class TargetDaemon implements Callable<Integer> {
@@ -47,46 +52,66 @@ public final class TargetDaemon implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+    @Option(
+            names = {"-c", "--config"},
+            paramLabel = "FILE",
             description = "JSON config file (listeners, subsystems, namespaces, allowed hosts, memory budget). "
                     + "See docs/target-config.md.")
     Path config;
 
-    @Option(names = {"-l", "--listen"}, paramLabel = "URI",
+    @Option(
+            names = {"-l", "--listen"},
+            paramLabel = "URI",
             description = "Listen address, repeatable (default tcp://0.0.0.0:4420).")
     List<String> listen = new ArrayList<>();
 
-    @Option(names = {"-n", "--nqn"}, paramLabel = "NQN", description = "Subsystem NQN (default " + DEFAULT_NQN + ").")
+    @Option(
+            names = {"-n", "--nqn"},
+            paramLabel = "NQN",
+            description = "Subsystem NQN (default " + DEFAULT_NQN + ").")
     String nqn;
 
-    @Option(names = "--namespace", paramLabel = "SPEC",
+    @Option(
+            names = "--namespace",
+            paramLabel = "SPEC",
             description = "A namespace, repeatable: size=1G[,bs=4096|512][,nsid=N][,uuid=U][,ro]. "
                     + "Memory is used only for blocks written.")
     List<String> namespaces = new ArrayList<>();
 
-    @Option(names = "--allow-host", paramLabel = "HOSTNQN",
+    @Option(
+            names = "--allow-host",
+            paramLabel = "HOSTNQN",
             description = "Only these hosts may connect (repeatable). Without it any host may connect.")
     List<String> allowHosts = new ArrayList<>();
 
-    @Option(names = "--memory-budget", paramLabel = "SIZE",
+    @Option(
+            names = "--memory-budget",
+            paramLabel = "SIZE",
             description = "Most RAM all namespaces may use together; writes beyond it fail with Capacity Exceeded "
                     + "(default: half the machine's memory).")
     String memoryBudget;
 
-    @Option(names = "--max-queue-size", paramLabel = "N",
+    @Option(
+            names = "--max-queue-size",
+            paramLabel = "N",
             description = "Largest I/O queue a host may connect (default ${DEFAULT-VALUE}).")
     int maxQueueSize = ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
 
-    @Option(names = "--in-capsule-data-size", paramLabel = "SIZE",
+    @Option(
+            names = "--in-capsule-data-size",
+            paramLabel = "SIZE",
             description = "In-capsule data accepted on I/O queues (default 16k).")
     String inCapsuleDataSize;
 
-    @Option(names = "--io-engine", paramLabel = "ENGINE",
+    @Option(
+            names = "--io-engine",
+            paramLabel = "ENGINE",
             description = "Event-loop engine of every listener: auto, epoll, io_uring or nio (default auto: the best "
                     + "available). An engine asked for by name that cannot load is an error.")
     String ioEngine;
 
-    @Option(names = "--busy-poll",
+    @Option(
+            names = "--busy-poll",
             description = "Busy-poll on the queue threads while their queues are in use (fio's --hipri) instead of "
                     + "polling 200 us after each event and then sleeping: lowest latency, but each I/O thread spins one "
                     + "core. One I/O thread per two cores unless configured.")
@@ -97,6 +122,7 @@ public final class TargetDaemon implements Callable<Integer> {
 
     /** Lets tests stop a running daemon without a signal. */
     private final CountDownLatch stop = new CountDownLatch(1);
+
     private volatile NvmeTarget running;
 
     public static void main(String[] args) {
@@ -133,8 +159,12 @@ public final class TargetDaemon implements Callable<Integer> {
 
     /** Builds the configuration from the file or the flags. */
     TargetConfig buildConfig() {
-        boolean flags = nqn != null || !namespaces.isEmpty() || !allowHosts.isEmpty() || !listen.isEmpty()
-                || inCapsuleDataSize != null || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
+        boolean flags = nqn != null
+                || !namespaces.isEmpty()
+                || !allowHosts.isEmpty()
+                || !listen.isEmpty()
+                || inCapsuleDataSize != null
+                || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
         long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
         if (config != null) {
             if (flags) {
@@ -147,19 +177,22 @@ public final class TargetDaemon implements Callable<Integer> {
                 IoMode mode = ioMode();
                 List<ListenerConfig> ls = new ArrayList<>();
                 for (ListenerConfig l : fromFile.listeners()) {
-                    ls.add(l.withIoMode(new IoMode(ioEngine != null ? mode.engine() : l.ioMode().engine(),
+                    ls.add(l.withIoMode(new IoMode(
+                            ioEngine != null ? mode.engine() : l.ioMode().engine(),
                             busyPoll || l.ioMode().busyPoll())));
                 }
-                fromFile = new TargetConfig(ls, fromFile.subsystems(), fromFile.memoryBudgetBytes(),
-                        fromFile.discoveryKatoMillis());
+                fromFile = new TargetConfig(
+                        ls, fromFile.subsystems(), fromFile.memoryBudgetBytes(), fromFile.discoveryKatoMillis());
             }
             if (budget == 0) {
                 return fromFile;
             }
-            return new TargetConfig(fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis());
+            return new TargetConfig(
+                    fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis());
         }
         IoMode mode = ioMode();
-        int inCapsule = inCapsuleDataSize == null ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
+        int inCapsule = inCapsuleDataSize == null
+                ? ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE
                 : (int) Sizes.parse(inCapsuleDataSize);
         List<ListenerConfig> listeners = new ArrayList<>();
         for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
@@ -176,8 +209,8 @@ public final class TargetDaemon implements Callable<Integer> {
         if (ns.isEmpty()) {
             throw new IllegalArgumentException("no namespace: add e.g. --namespace size=1G (or use --config FILE)");
         }
-        SubsystemConfig subsystem = new SubsystemConfig(nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(),
-                allowHosts, ns, null, null);
+        SubsystemConfig subsystem =
+                new SubsystemConfig(nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(), allowHosts, ns, null, null);
         return new TargetConfig(listeners, List.of(subsystem), budget, 0);
     }
 
@@ -197,8 +230,8 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         String e = engine.trim().toLowerCase(Locale.ROOT);
         if (!IO_ENGINES.contains(e)) {
-            throw new IllegalArgumentException(what + " must be one of " + String.join(", ", IO_ENGINES) + ", not '"
-                    + engine + "'");
+            throw new IllegalArgumentException(
+                    what + " must be one of " + String.join(", ", IO_ENGINES) + ", not '" + engine + "'");
         }
         return e;
     }
@@ -216,23 +249,32 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         running = target;
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread hook = new Thread(() -> {
-            // SIGTERM / Ctrl-C: close every queue and listener, then let the JVM exit.
-            out.println("stopping");
-            out.flush();
-            stopOnce(target, closed);
-            out.println("stopped");
-            out.flush();
-            stop.countDown();
-        }, "nvmeof-target-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    // SIGTERM / Ctrl-C: close every queue and listener, then let the JVM exit.
+                    out.println("stopping");
+                    out.flush();
+                    stopOnce(target, closed);
+                    out.println("stopped");
+                    out.flush();
+                    stop.countDown();
+                },
+                "nvmeof-target-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         for (SubsystemConfig s : cfg.subsystems()) {
             for (NamespaceConfig n : s.namespaces()) {
-                out.printf("subsystem %s namespace %d: %s, block size %d%s%n", s.nqn(), n.nsid(),
-                        Sizes.format(n.sizeBytes()), n.blockSize(), n.readOnly() ? ", read-only" : "");
+                out.printf(
+                        "subsystem %s namespace %d: %s, block size %d%s%n",
+                        s.nqn(),
+                        n.nsid(),
+                        Sizes.format(n.sizeBytes()),
+                        n.blockSize(),
+                        n.readOnly() ? ", read-only" : "");
             }
-            out.printf("subsystem %s: %s%n", s.nqn(), s.allowAnyHost() ? "any host may connect"
-                    : "hosts allowed: " + String.join(", ", s.hosts()));
+            out.printf(
+                    "subsystem %s: %s%n",
+                    s.nqn(),
+                    s.allowAnyHost() ? "any host may connect" : "hosts allowed: " + String.join(", ", s.hosts()));
         }
         out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
         List<InetSocketAddress> bound = target.boundAddresses();
@@ -240,10 +282,14 @@ public final class TargetDaemon implements Callable<Integer> {
             InetSocketAddress a = bound.get(i);
             String host = a.getAddress().getHostAddress();
             IoMode m = cfg.listeners().get(i).ioMode();
-            out.printf("listening on %s://%s:%d%s%n", cfg.listeners().get(i).transport(),
-                    host.contains(":") ? "[" + host + "]" : host, a.getPort(),
-                    m.equals(IoMode.DEFAULT) ? "" : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "")
-                            + ")");
+            out.printf(
+                    "listening on %s://%s:%d%s%n",
+                    cfg.listeners().get(i).transport(),
+                    host.contains(":") ? "[" + host + "]" : host,
+                    a.getPort(),
+                    m.equals(IoMode.DEFAULT)
+                            ? ""
+                            : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "") + ")");
         }
         out.println("ready (Ctrl-C to stop)");
         out.flush();

@@ -19,9 +19,11 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * handle each memory observer (e.g. an RDMA listener's memory region) returned for it.
  */
 final class Chunk extends ChunkMemory.Registered {
-    private static final AtomicIntegerFieldUpdater<Chunk> REFS = AtomicIntegerFieldUpdater.newUpdater(Chunk.class, "refs");
+    private static final AtomicIntegerFieldUpdater<Chunk> REFS =
+            AtomicIntegerFieldUpdater.newUpdater(Chunk.class, "refs");
 
-    // The chunk's memory (ChunkMemory.Registered.buffer), little-endian (the byte order NVMe data is compared in, nvmeof-protocol.md §0).
+    // The chunk's memory (ChunkMemory.Registered.buffer), little-endian (the byte order NVMe data is compared in,
+    // nvmeof-protocol.md §0).
     private final MemoryBudget budget;
     private final ChunkMemory memory;
     private volatile int refs;

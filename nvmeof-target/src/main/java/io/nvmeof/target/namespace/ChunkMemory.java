@@ -3,7 +3,6 @@ package io.nvmeof.target.namespace;
 import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.MemoryObserver;
 import io.nvmeof.core.spi.RegisteredMemory;
-
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;

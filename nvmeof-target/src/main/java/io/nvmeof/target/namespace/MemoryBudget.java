@@ -52,9 +52,12 @@ public final class MemoryBudget {
         long now = System.nanoTime();
         long last = lastRefusalLog.get();
         if (now - last >= REFUSAL_LOG_INTERVAL_NANOS && lastRefusalLog.compareAndSet(last, now)) {
-            LOG.log(Level.WARNING, "memory budget exhausted: " + used.get() + " of " + limit
-                    + " bytes in use, refused " + bytes + " more; writes to unallocated blocks fail with Capacity Exceeded ("
-                    + refusals.get() + " refusals so far)");
+            LOG.log(
+                    Level.WARNING,
+                    "memory budget exhausted: " + used.get() + " of " + limit
+                            + " bytes in use, refused " + bytes
+                            + " more; writes to unallocated blocks fail with Capacity Exceeded ("
+                            + refusals.get() + " refusals so far)");
         }
     }
 

@@ -15,8 +15,7 @@ import java.nio.ByteBuffer;
 final class NativeMemory {
     private static final MethodHandle INVOKE_CLEANER = lookup();
 
-    private NativeMemory() {
-    }
+    private NativeMemory() {}
 
     private static MethodHandle lookup() {
         try {
@@ -28,8 +27,10 @@ final class NativeMemory {
                     .findVirtual(unsafeClass, "invokeCleaner", MethodType.methodType(void.class, ByteBuffer.class))
                     .bindTo(unsafe);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            System.getLogger("io.nvmeof.target.memory").log(System.Logger.Level.WARNING,
-                    "sun.misc.Unsafe.invokeCleaner is not available; freed namespace memory returns to the OS only after GC");
+            System.getLogger("io.nvmeof.target.memory")
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "sun.misc.Unsafe.invokeCleaner is not available; freed namespace memory returns to the OS only after GC");
             return null;
         }
     }

@@ -3,7 +3,6 @@ package io.nvmeof.target.namespace;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.TargetRequest;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -26,17 +25,20 @@ import java.util.concurrent.atomic.LongAdder;
 public final class RamNamespace {
     /** Chunk size: 128 KiB, large enough that a 128 KiB host I/O touches at most two chunks. */
     public static final int CHUNK_SHIFT = 17;
+
     public static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
     private static final long CHUNK_MASK = CHUNK_SIZE - 1;
     /** Chunk slots per leaf: 4096, so a leaf covers 512 MiB. */
     static final int LEAF_SHIFT = 12;
+
     static final int LEAF_SIZE = 1 << LEAF_SHIFT;
     private static final int LEAF_MASK = LEAF_SIZE - 1;
     /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
     public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
 
     /** Read-only zeroes for in-place zeroing (never handed to a transport: reads use {@link ChunkMemory#zeroBuffer()}). */
-    private static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
+    private static final ByteBuffer ZEROES =
+            ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
 
     private final int nsid;
     private final int blockSize;
@@ -70,16 +72,24 @@ public final class RamNamespace {
      * @param memory the target's chunk memory: its observers (e.g. an RDMA listener registering memory) are told about
      *               every chunk of this namespace
      */
-    public RamNamespace(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, MemoryBudget budget,
-                        ChunkMemory memory) {
+    public RamNamespace(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory) {
         if (blockSize != 512 && blockSize != 4096) {
             throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
         }
         if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
-            throw new IllegalArgumentException("namespace size must be a positive multiple of " + blockSize + ": " + sizeBytes);
+            throw new IllegalArgumentException(
+                    "namespace size must be a positive multiple of " + blockSize + ": " + sizeBytes);
         }
         if (sizeBytes > MAX_SIZE_BYTES) {
-            throw new IllegalArgumentException("a RAM namespace has at most " + MAX_SIZE_BYTES + " bytes: " + sizeBytes);
+            throw new IllegalArgumentException(
+                    "a RAM namespace has at most " + MAX_SIZE_BYTES + " bytes: " + sizeBytes);
         }
         this.nsid = nsid;
         this.blockSize = blockSize;
@@ -200,7 +210,8 @@ public final class RamNamespace {
                 equal = isZero(source, sourceOffset, n);
             } else {
                 try {
-                    equal = sameOrder ? equalLongs(c.buffer, within, source, sourceOffset, n)
+                    equal = sameOrder
+                            ? equalLongs(c.buffer, within, source, sourceOffset, n)
                             : equalBytes(c.buffer, within, source, sourceOffset, n);
                 } finally {
                     c.release();
@@ -436,6 +447,7 @@ public final class RamNamespace {
 
     @Override
     public String toString() {
-        return "namespace " + nsid + " (" + sizeBytes + " bytes, " + blockSize + "-byte blocks" + (readOnly ? ", read-only" : "") + ")";
+        return "namespace " + nsid + " (" + sizeBytes + " bytes, " + blockSize + "-byte blocks"
+                + (readOnly ? ", read-only" : "") + ")";
     }
 }

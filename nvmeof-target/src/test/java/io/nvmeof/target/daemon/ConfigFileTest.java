@@ -1,17 +1,16 @@
 package io.nvmeof.target.daemon;
 
-import io.nvmeof.target.config.ListenerConfig;
-import io.nvmeof.target.config.NamespaceConfig;
-import io.nvmeof.target.config.SubsystemConfig;
-import io.nvmeof.target.config.TargetConfig;
-import org.junit.jupiter.api.Test;
-
-import java.util.UUID;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TargetConfig;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
 
 class ConfigFileTest {
     @Test
@@ -68,18 +67,25 @@ class ConfigFileTest {
 
     @Test
     void rejectsBadValuesWithTheirPlace() {
-        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
-                + " \"namespaces\": [ { \"size\": \"lots\" } ] } ] }", "subsystems[0].namespaces[0].size");
-        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
-                + " \"namespaces\": [ { \"size\": \"1G\", \"blockSize\": 1024 } ] } ] }", "block size must be 512 or 4096");
+        assertMessage(
+                "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
+                        + " \"namespaces\": [ { \"size\": \"lots\" } ] } ] }",
+                "subsystems[0].namespaces[0].size");
+        assertMessage(
+                "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": \"nqn.x:y\","
+                        + " \"namespaces\": [ { \"size\": \"1G\", \"blockSize\": 1024 } ] } ] }",
+                "block size must be 512 or 4096");
         assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:99999\" } ] }", "bad port");
         assertMessage("{ \"listeners\": [ { \"listen\": \"127.0.0.1:4420\" } ] }", "tcp://0.0.0.0:4420");
         assertMessage("{ \"subsystems\": [] }", "no listeners");
-        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ { \"nqn\": \"disk1\" } ] }",
+        assertMessage(
+                "{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ { \"nqn\": \"disk1\" } ] }",
                 "starts with 'nqn.'");
         assertMessage("{ \"listeners\": [ ", "not valid JSON");
-        assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://a\" } ], \"subsystems\": [ { \"nqn\": \"nqn.a:b\" },"
-                + " { \"nqn\": \"nqn.a:b\" } ] }", "used twice");
+        assertMessage(
+                "{ \"listeners\": [ { \"listen\": \"tcp://a\" } ], \"subsystems\": [ { \"nqn\": \"nqn.a:b\" },"
+                        + " { \"nqn\": \"nqn.a:b\" } ] }",
+                "used twice");
         assertMessage("{ \"memoryBudget\": \"-1G\", \"listeners\": [ { \"listen\": \"tcp://a\" } ] }", "memoryBudget");
     }
 

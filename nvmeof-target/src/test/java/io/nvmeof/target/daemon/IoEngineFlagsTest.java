@@ -1,19 +1,18 @@
 package io.nvmeof.target.daemon;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.target.config.TargetConfig;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
-
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /** {@code --io-engine}, {@code --busy-poll} and the config file's {@code ioEngine} / {@code busyPoll}. */
 class IoEngineFlagsTest {
@@ -31,14 +30,26 @@ class IoEngineFlagsTest {
 
     @Test
     void flagsReachEveryListener() {
-        TargetConfig cfg = flags("--listen", "tcp://127.0.0.1:0", "--listen", "tcp://127.0.0.1:0",
-                "--namespace", "size=1M", "--io-engine", "io_uring", "--busy-poll");
+        TargetConfig cfg = flags(
+                "--listen",
+                "tcp://127.0.0.1:0",
+                "--listen",
+                "tcp://127.0.0.1:0",
+                "--namespace",
+                "size=1M",
+                "--io-engine",
+                "io_uring",
+                "--busy-poll");
         assertEquals(2, cfg.listeners().size());
         for (var l : cfg.listeners()) {
             assertEquals(new IoMode("io_uring", true), l.ioMode());
         }
-        assertEquals(new IoMode("nio", false), flags("--namespace", "size=1M", "--io-engine", "NIO")
-                .listeners().get(0).ioMode());
+        assertEquals(
+                new IoMode("nio", false),
+                flags("--namespace", "size=1M", "--io-engine", "NIO")
+                        .listeners()
+                        .get(0)
+                        .ioMode());
     }
 
     @Test
@@ -48,7 +59,8 @@ class IoEngineFlagsTest {
         cl.setOut(new PrintWriter(new StringWriter(), true));
         cl.setErr(new PrintWriter(err, true));
         assertEquals(2, cl.execute("--namespace", "size=1M", "--listen", "tcp://127.0.0.1:0", "--io-engine", "kqueue"));
-        assertTrue(err.toString().contains("--io-engine must be one of auto, epoll, io_uring, nio, not 'kqueue'"),
+        assertTrue(
+                err.toString().contains("--io-engine must be one of auto, epoll, io_uring, nio, not 'kqueue'"),
                 err.toString());
     }
 
@@ -67,8 +79,8 @@ class IoEngineFlagsTest {
         TargetConfig overridden = flags("--config", file.toString(), "--io-engine", "nio");
         assertEquals(new IoMode("nio", true), overridden.listeners().get(0).ioMode());
         assertEquals(new IoMode("nio", false), overridden.listeners().get(1).ioMode());
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ConfigFile.parse(
-                json.replace("\"epoll\"", "\"kqueue\"")));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class, () -> ConfigFile.parse(json.replace("\"epoll\"", "\"kqueue\"")));
         assertTrue(e.getMessage().contains("listeners[0]: ioEngine must be one of"), e.getMessage());
     }
 }

@@ -1,6 +1,9 @@
 package io.nvmeof.target.daemon;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -11,11 +14,7 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
 
 /** Runs bin/nvmeof-target as a user would: a real process, a real port, then SIGTERM. */
 class TargetDaemonProcessIT {
@@ -33,9 +32,16 @@ class TargetDaemonProcessIT {
     @Test
     void startsOnAPortAndStopsCleanlyOnSigterm() throws Exception {
         Path root = repoRoot();
-        Process p = new ProcessBuilder(root.resolve("bin/nvmeof-target").toString(),
-                "--listen", "tcp://127.0.0.1:0", "--namespace", "size=1T", "--namespace", "size=16M,bs=512")
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        root.resolve("bin/nvmeof-target").toString(),
+                        "--listen",
+                        "tcp://127.0.0.1:0",
+                        "--namespace",
+                        "size=1T",
+                        "--namespace",
+                        "size=16M,bs=512")
+                .redirectErrorStream(true)
+                .start();
         StringBuilder seen = new StringBuilder();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
             int port = -1;
@@ -56,7 +62,10 @@ class TargetDaemonProcessIT {
                 assertTrue(s.isConnected());
             }
             // SIGTERM through kill(1): Process.destroy() would also close our end of the daemon's output.
-            new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).inheritIO().start().waitFor();
+            new ProcessBuilder("kill", "-TERM", Long.toString(p.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "daemon did not stop on SIGTERM:\n" + seen);
             while ((line = r.readLine()) != null) {
                 seen.append(line).append('\n');
@@ -73,9 +82,14 @@ class TargetDaemonProcessIT {
     void portInUseIsAClearErrorAndNonZeroExit() throws Exception {
         Path root = repoRoot();
         try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            Process p = new ProcessBuilder(root.resolve("bin/nvmeof-target").toString(),
-                    "--listen", "tcp://127.0.0.1:" + taken.getLocalPort(), "--namespace", "size=1G")
-                    .redirectErrorStream(true).start();
+            Process p = new ProcessBuilder(
+                            root.resolve("bin/nvmeof-target").toString(),
+                            "--listen",
+                            "tcp://127.0.0.1:" + taken.getLocalPort(),
+                            "--namespace",
+                            "size=1G")
+                    .redirectErrorStream(true)
+                    .start();
             assertTrue(p.waitFor(60, TimeUnit.SECONDS));
             String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(1, p.exitValue(), output);

@@ -1,10 +1,10 @@
 package io.nvmeof.target.daemon;
 
-import io.nvmeof.target.config.TargetConfig;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.target.config.TargetConfig;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
@@ -16,10 +16,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 class TargetDaemonTest {
     private final StringWriter out = new StringWriter();
@@ -35,8 +34,16 @@ class TargetDaemonTest {
     @Test
     void flagsBuildOneSubsystem() {
         TargetDaemon d = new TargetDaemon();
-        new CommandLine(d).parseArgs("--listen", "tcp://127.0.0.1:14420", "--namespace", "size=1G",
-                "--namespace", "size=64m,bs=512,nsid=9,ro", "--allow-host", "nqn.2014-08.org.nvmexpress:uuid:x");
+        new CommandLine(d)
+                .parseArgs(
+                        "--listen",
+                        "tcp://127.0.0.1:14420",
+                        "--namespace",
+                        "size=1G",
+                        "--namespace",
+                        "size=64m,bs=512,nsid=9,ro",
+                        "--allow-host",
+                        "nqn.2014-08.org.nvmexpress:uuid:x");
         TargetConfig cfg = d.buildConfig();
         assertEquals(1, cfg.subsystems().size());
         assertEquals(TargetDaemon.DEFAULT_NQN, cfg.subsystems().get(0).nqn());
@@ -67,7 +74,9 @@ class TargetDaemonTest {
         Files.writeString(f, "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:0\", \"colour\": \"red\" } ] }");
         assertEquals(2, run(new TargetDaemon(), "--config", f.toString()));
         assertTrue(err.toString().contains("colour"), err.toString());
-        assertEquals(2, run(new TargetDaemon(), "--config", dir.resolve("missing.json").toString()));
+        assertEquals(
+                2,
+                run(new TargetDaemon(), "--config", dir.resolve("missing.json").toString()));
         assertTrue(err.toString().contains("config file not found"), err.toString());
     }
 
@@ -85,8 +94,8 @@ class TargetDaemonTest {
     @Test
     void startsServesAndStops() throws Exception {
         TargetDaemon d = new TargetDaemon();
-        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(
-                () -> run(d, "--listen", "tcp://127.0.0.1:0", "--namespace", "size=1T"));
+        CompletableFuture<Integer> exit =
+                CompletableFuture.supplyAsync(() -> run(d, "--listen", "tcp://127.0.0.1:0", "--namespace", "size=1T"));
         assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
             while (!out.toString().contains("ready")) {
                 Thread.sleep(20);

@@ -30,6 +30,7 @@ public final class E2eTarget implements AutoCloseable {
     static final String ALLOWED_HOST = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-4333-8444-555555555555";
     /** Namespace 1: 64 MiB in 4 KiB blocks; namespace 2: 8 MiB in 512-byte blocks. */
     static final long NS1_BYTES = 64L << 20;
+
     static final long NS2_BYTES = 8L << 20;
 
     final NvmeTarget target;
@@ -46,23 +47,25 @@ public final class E2eTarget implements AutoCloseable {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     E2eTarget() throws IOException {
         Logger.getLogger("").addHandler(capture);
-        SubsystemConfig open = new SubsystemConfig(NQN, true, List.of(), List.of(
-                NamespaceConfig.of(1, NS1_BYTES),
-                new NamespaceConfig(2, NS2_BYTES, 512, null, false)), null, null);
-        SubsystemConfig restricted = new SubsystemConfig(RESTRICTED_NQN, false, List.of(ALLOWED_HOST),
-                List.of(NamespaceConfig.of(1, 1L << 20)), null, null);
-        TargetConfig config = new TargetConfig(List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384)),
-                List.of(open, restricted), 1L << 30, 0);
+        SubsystemConfig open = new SubsystemConfig(
+                NQN,
+                true,
+                List.of(),
+                List.of(NamespaceConfig.of(1, NS1_BYTES), new NamespaceConfig(2, NS2_BYTES, 512, null, false)),
+                null,
+                null);
+        SubsystemConfig restricted = new SubsystemConfig(
+                RESTRICTED_NQN, false, List.of(ALLOWED_HOST), List.of(NamespaceConfig.of(1, 1L << 20)), null, null);
+        TargetConfig config = new TargetConfig(
+                List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384)), List.of(open, restricted), 1L << 30, 0);
         target = NvmeTarget.start(config);
         address = target.boundAddresses().get(0);
     }
@@ -104,20 +107,29 @@ public final class E2eTarget implements AutoCloseable {
      */
     void assertNoErrorsLogged() {
         for (LogRecord r : problems()) {
-            assertTrue(!isError(r), "the target logged " + r.getLevel() + " " + r.getLoggerName() + ": " + r.getMessage()
-                    + (r.getThrown() != null ? " / " + r.getThrown() : ""));
+            assertTrue(
+                    !isError(r),
+                    "the target logged " + r.getLevel() + " " + r.getLoggerName() + ": " + r.getMessage()
+                            + (r.getThrown() != null ? " / " + r.getThrown() : ""));
         }
     }
 
     /** ERROR level, a leak report, or a bug (an Error or RuntimeException) behind a warning. */
     public static boolean isError(LogRecord r) {
         Throwable t = r.getThrown();
-        boolean bug = t != null && !(t instanceof IOException) && !t.getClass().getName().contains("Protocol");
-        return r.getLevel().intValue() >= Level.SEVERE.intValue() || String.valueOf(r.getMessage()).contains("LEAK") || bug;
+        boolean bug = t != null
+                && !(t instanceof IOException)
+                && !t.getClass().getName().contains("Protocol");
+        return r.getLevel().intValue() >= Level.SEVERE.intValue()
+                || String.valueOf(r.getMessage()).contains("LEAK")
+                || bug;
     }
 
     void awaitNoControllers(long timeoutMillis) throws InterruptedException {
-        await(() -> target.controllers().isEmpty(), timeoutMillis, () -> "controllers still live: " + target.controllers());
+        await(
+                () -> target.controllers().isEmpty(),
+                timeoutMillis,
+                () -> "controllers still live: " + target.controllers());
     }
 
     static void await(BooleanSupplier condition, long timeoutMillis, java.util.function.Supplier<String> what)

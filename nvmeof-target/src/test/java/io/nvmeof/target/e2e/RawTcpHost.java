@@ -53,7 +53,9 @@ public final class RawTcpHost implements Closeable {
     public static final int FLAG_SUCCESS = 0x08;
 
     /** The host NQN the peer VM uses too; any value works for allow_any_host subsystems. */
-    public static final String DEFAULT_HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:0a0b0c0d-0000-4000-8000-00000000e2e0";
+    public static final String DEFAULT_HOST_NQN =
+            "nqn.2014-08.org.nvmexpress:uuid:0a0b0c0d-0000-4000-8000-00000000e2e0";
+
     public static final UUID DEFAULT_HOST_ID = UUID.fromString("0a0b0c0d-0000-4000-8000-00000000e2e0");
     /** Linux sends at most 8 KiB in-capsule on the admin queue (nvmeof-protocol.md §5.10). */
     public static final int ADMIN_IN_CAPSULE_LIMIT = 8192;
@@ -77,8 +79,7 @@ public final class RawTcpHost implements Closeable {
     }
 
     /** ICResp fields, nvmeof-protocol.md §5.4. */
-    public record IcResp(int pfv, int cpda, int dgst, int maxH2cData) {
-    }
+    public record IcResp(int pfv, int cpda, int dgst, int maxH2cData) {}
 
     /** A completion, copied out of the CQE (nvmeof-protocol.md §1.2). */
     public record Completion(int cid, int dw0, int dw1, int sqhd, int sqid, int status, boolean viaC2hSuccess) {
@@ -92,8 +93,9 @@ public final class RawTcpHost implements Closeable {
 
         @Override
         public String toString() {
-            return String.format("Completion[cid=0x%04x dw0=0x%08x dw1=0x%08x sqid=%d status=0x%04x %s%s]", cid, dw0,
-                    dw1, sqid, status, Status.toString(status), viaC2hSuccess ? " via C2HData SUCCESS" : "");
+            return String.format(
+                    "Completion[cid=0x%04x dw0=0x%08x dw1=0x%08x sqid=%d status=0x%04x %s%s]",
+                    cid, dw0, dw1, sqid, status, Status.toString(status), viaC2hSuccess ? " via C2HData SUCCESS" : "");
         }
     }
 
@@ -129,6 +131,7 @@ public final class RawTcpHost implements Closeable {
     private int cntlid = -1;
     /** Counters a test can assert on to prove a path was taken. */
     public int r2tCount;
+
     public int h2cDataCount;
     public int c2hDataCount;
     public int inCapsuleWrites;
@@ -150,7 +153,8 @@ public final class RawTcpHost implements Closeable {
     }
 
     /** Opens the connection and does ICReq/ICResp, checking the answer the way the Linux host does (nvmeof-protocol.md §5.4). */
-    public static RawTcpHost connect(InetSocketAddress target, boolean headerDigest, boolean dataDigest) throws IOException {
+    public static RawTcpHost connect(InetSocketAddress target, boolean headerDigest, boolean dataDigest)
+            throws IOException {
         RawTcpHost host = open(target);
         try {
             host.icReq(headerDigest, dataDigest);
@@ -223,7 +227,8 @@ public final class RawTcpHost implements Closeable {
         IcResp r = new IcResp(p.u16(8), p.header.get(10) & 0xFF, p.header.get(11) & 0xFF, p.u32(12));
         int wanted = (wantHeaderDigest ? 1 : 0) | (wantDataDigest ? 2 : 0);
         if (r.pfv != 0 || r.cpda != 0 || r.dgst != wanted || r.maxH2cData < 4096 || r.maxH2cData % 4 != 0) {
-            throw new ProtocolException("ICResp that the Linux host would refuse: " + r + " (asked dgst=" + wanted + ")");
+            throw new ProtocolException(
+                    "ICResp that the Linux host would refuse: " + r + " (asked dgst=" + wanted + ")");
         }
         this.headerDigest = wantHeaderDigest;
         this.dataDigest = wantDataDigest;
@@ -254,8 +259,9 @@ public final class RawTcpHost implements Closeable {
     }
 
     /** I/O Connect with CATTR (bit 2 disables SQ flow control, which lets the target use C2HData SUCCESS, nvmeof-protocol.md §5.10). */
-    public Completion connectIo(int ioQid, int sqsize, int cattr, int adminCntlid, String subNqn, String hostNqn,
-                                UUID hostId) throws IOException {
+    public Completion connectIo(
+            int ioQid, int sqsize, int cattr, int adminCntlid, String subNqn, String hostNqn, UUID hostId)
+            throws IOException {
         Completion c = connect(ioQid, sqsize, cattr, 0, subNqn, hostNqn, hostId, adminCntlid);
         if (c.ok()) {
             cntlid = adminCntlid;
@@ -268,35 +274,57 @@ public final class RawTcpHost implements Closeable {
         return connectIo(ioQid, 31, adminCntlid, subNqn, DEFAULT_HOST_NQN, DEFAULT_HOST_ID);
     }
 
-    private Completion connect(int connectQid, int sqsize, int cattr, int kato, String subNqn, String hostNqn,
-                               UUID hostId, int connectCntlid) throws IOException {
+    private Completion connect(
+            int connectQid,
+            int sqsize,
+            int cattr,
+            int kato,
+            String subNqn,
+            String hostNqn,
+            UUID hostId,
+            int connectCntlid)
+            throws IOException {
         ByteBuffer data = le(ConnectData.LENGTH);
         ConnectData cd = new ConnectData();
         cd.wrap(data, 0);
         cd.hostId(hostId).cntlid(connectCntlid).subNqn(subNqn).hostNqn(hostNqn);
         int saved = inCapsuleLimit;
-        inCapsuleLimit = Math.max(inCapsuleLimit, ADMIN_IN_CAPSULE_LIMIT); // Connect data is always in-capsule (nvmeof-protocol.md §5.10)
+        inCapsuleLimit = Math.max(
+                inCapsuleLimit, ADMIN_IN_CAPSULE_LIMIT); // Connect data is always in-capsule (nvmeof-protocol.md §5.10)
         try {
-            return execute(sqe -> sqe.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.CONNECT.code())
-                    .connect(0, connectQid, sqsize, cattr, kato), data.array(), null);
+            return execute(
+                    sqe -> sqe.opcode(FabricsCommandType.OPCODE)
+                            .fctype(FabricsCommandType.CONNECT.code())
+                            .connect(0, connectQid, sqsize, cattr, kato),
+                    data.array(),
+                    null);
         } finally {
             inCapsuleLimit = saved;
         }
     }
 
     public Completion propertyGet(int offset, boolean eightBytes) throws IOException {
-        return execute(sqe -> sqe.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.PROPERTY_GET.code())
-                .property(eightBytes ? Properties.SIZE_8 : Properties.SIZE_4, offset, 0), null, null);
+        return execute(
+                sqe -> sqe.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.PROPERTY_GET.code())
+                        .property(eightBytes ? Properties.SIZE_8 : Properties.SIZE_4, offset, 0),
+                null,
+                null);
     }
 
     public Completion propertySet(int offset, int value) throws IOException {
-        return execute(sqe -> sqe.opcode(FabricsCommandType.OPCODE).fctype(FabricsCommandType.PROPERTY_SET.code())
-                .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL), null, null);
+        return execute(
+                sqe -> sqe.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.PROPERTY_SET.code())
+                        .property(Properties.SIZE_4, offset, value & 0xFFFFFFFFL),
+                null,
+                null);
     }
 
     /** The Linux enable sequence (nvmeof-protocol.md §2.3): Get CAP, CC = 0x00460000, CC = 0x00460001, poll CSTS.RDY. Returns CAP. */
     public long enable() throws IOException {
-        long cap = expectOk(propertyGet(Properties.CAP, true), "Property Get CAP").result64();
+        long cap =
+                expectOk(propertyGet(Properties.CAP, true), "Property Get CAP").result64();
         expectOk(propertySet(Properties.CC, 0x00460000), "Property Set CC EN=0");
         expectOk(propertySet(Properties.CC, 0x00460001), "Property Set CC EN=1");
         long deadline = System.nanoTime() + 15_000_000_000L;
@@ -350,7 +378,8 @@ public final class RawTcpHost implements Closeable {
     /** Set Features Number of Queues (FID 7) asking for {@code n} SQs and CQs; returns DW0 (0's based NSQA/NCQA). */
     public Completion setNumberOfQueues(int n) throws IOException {
         int v = ((n - 1) & 0xFFFF) | ((n - 1) << 16);
-        return execute(sqe -> sqe.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x07).cdw(11, v), null, null);
+        return execute(
+                sqe -> sqe.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, 0x07).cdw(11, v), null, null);
     }
 
     public Completion keepAlive() throws IOException {
@@ -362,17 +391,25 @@ public final class RawTcpHost implements Closeable {
     /** Read {@code into.length} bytes (a whole number of blocks) from SLBA. */
     public Completion read(int nsid, long slba, int blockSize, byte[] into) throws IOException {
         int nlb = into.length / blockSize;
-        return execute(sqe -> sqe.opcode(NvmOpcode.READ.code()).nsid(nsid).slba(slba).nlb(nlb - 1), null, into);
+        return execute(
+                sqe -> sqe.opcode(NvmOpcode.READ.code()).nsid(nsid).slba(slba).nlb(nlb - 1), null, into);
     }
 
     /** Write {@code data} (a whole number of blocks) at SLBA: in-capsule if it fits the limit, else R2T/H2CData. */
     public Completion write(int nsid, long slba, int blockSize, byte[] data) throws IOException {
         int nlb = data.length / blockSize;
-        return execute(sqe -> sqe.opcode(NvmOpcode.WRITE.code()).nsid(nsid).slba(slba).nlb(nlb - 1), data, null);
+        return execute(
+                sqe -> sqe.opcode(NvmOpcode.WRITE.code()).nsid(nsid).slba(slba).nlb(nlb - 1), data, null);
     }
 
     public Completion writeZeroes(int nsid, long slba, int blocks) throws IOException {
-        return execute(sqe -> sqe.opcode(NvmOpcode.WRITE_ZEROES.code()).nsid(nsid).slba(slba).nlb(blocks - 1), null, null);
+        return execute(
+                sqe -> sqe.opcode(NvmOpcode.WRITE_ZEROES.code())
+                        .nsid(nsid)
+                        .slba(slba)
+                        .nlb(blocks - 1),
+                null,
+                null);
     }
 
     public Completion flush(int nsid) throws IOException {
@@ -385,7 +422,8 @@ public final class RawTcpHost implements Closeable {
      * Runs one command to completion. {@code fill} sets opcode and command fields on a zeroed SQE; CID, FLAGS (0x40)
      * and the SGL are set here: 0x01 in-capsule for writes within the limit, else 0x5A with the data length (nvmeof-protocol.md §5.10).
      */
-    public Completion execute(Consumer<SubmissionQueueEntry> fill, byte[] writeData, byte[] readInto) throws IOException {
+    public Completion execute(Consumer<SubmissionQueueEntry> fill, byte[] writeData, byte[] readInto)
+            throws IOException {
         if (writeData != null && readInto != null) {
             throw new IllegalArgumentException("bidirectional commands are not supported");
         }
@@ -414,9 +452,11 @@ public final class RawTcpHost implements Closeable {
                         throw new ProtocolException("CapsuleResp for CID 0x" + Integer.toHexString(cqe.cid())
                                 + " while waiting for 0x" + Integer.toHexString(cid));
                     }
-                    Completion c = new Completion(cqe.cid(), cqe.dw0(), cqe.dw1(), cqe.sqhd(), cqe.sqid(), cqe.status(), false);
+                    Completion c = new Completion(
+                            cqe.cid(), cqe.dw0(), cqe.dw1(), cqe.sqhd(), cqe.sqid(), cqe.status(), false);
                     if (c.ok() && readInto != null && received != readInto.length) {
-                        throw new ProtocolException("success after " + received + " of " + readInto.length + " bytes: " + c);
+                        throw new ProtocolException(
+                                "success after " + received + " of " + readInto.length + " bytes: " + c);
                     }
                     return c;
                 }
@@ -429,8 +469,9 @@ public final class RawTcpHost implements Closeable {
                         throw new ProtocolException("unexpected C2HData for CID 0x" + Integer.toHexString(cccid));
                     }
                     if (datao != received || datal != p.data.length || datao + datal > readInto.length) {
-                        throw new ProtocolException("C2HData out of order or too long: DATAO " + datao + " DATAL " + datal
-                                + " carried " + p.data.length + " received " + received + " of " + readInto.length);
+                        throw new ProtocolException(
+                                "C2HData out of order or too long: DATAO " + datao + " DATAL " + datal + " carried "
+                                        + p.data.length + " received " + received + " of " + readInto.length);
                     }
                     System.arraycopy(p.data, 0, readInto, datao, datal);
                     received += datal;
@@ -504,7 +545,11 @@ public final class RawTcpHost implements Closeable {
         int plen = hlen + hdgst + dataLen + (dd ? 4 : 0);
         ByteBuffer b = le(plen);
         int flags = extraFlags | (hd ? FLAG_HDGST : 0) | (dd ? FLAG_DDGST : 0);
-        b.put(0, (byte) type).put(1, (byte) flags).put(2, (byte) hlen).put(3, (byte) pdo).putInt(4, plen);
+        b.put(0, (byte) type)
+                .put(1, (byte) flags)
+                .put(2, (byte) hlen)
+                .put(3, (byte) pdo)
+                .putInt(4, plen);
         b.put(8, psh);
         if (hd) {
             b.putInt(hlen, crc(b.array(), 0, hlen) ^ (corruptNextHeaderDigest ? 0x00100000 : 0));
@@ -538,6 +583,7 @@ public final class RawTcpHost implements Closeable {
 
     /** Splits every send into pieces of this many bytes (0: one write per PDU). */
     public int dribble;
+
     public int dribblePauseMillis;
 
     /** Reads one PDU, checking the common header and the negotiated digests (nvmeof-protocol.md §5.2, §5.8). */
@@ -559,7 +605,8 @@ public final class RawTcpHost implements Closeable {
         int pdo = ch[3] & 0xFF;
         int plen = chb.getInt(4);
         if (hlen < 8 || plen < hlen || plen > MAX_PDU) {
-            throw new ProtocolException(String.format("bad common header: type 0x%02x hlen %d plen %d", type, hlen, plen));
+            throw new ProtocolException(
+                    String.format("bad common header: type 0x%02x hlen %d plen %d", type, hlen, plen));
         }
         byte[] whole = new byte[plen];
         System.arraycopy(ch, 0, whole, 0, 8);
@@ -575,9 +622,12 @@ public final class RawTcpHost implements Closeable {
         int pos = hlen;
         if (headerDigest) {
             if ((flags & FLAG_HDGST) == 0) {
-                throw new ProtocolException("header digest negotiated but HDGSTF clear on type 0x" + Integer.toHexString(type));
+                throw new ProtocolException(
+                        "header digest negotiated but HDGSTF clear on type 0x" + Integer.toHexString(type));
             }
-            int got = ByteBuffer.wrap(whole, hlen, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+            int got = ByteBuffer.wrap(whole, hlen, 4)
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .getInt();
             if (got != crc(whole, 0, hlen)) {
                 throw new ProtocolException("header digest mismatch on type 0x" + Integer.toHexString(type));
             }
@@ -597,7 +647,9 @@ public final class RawTcpHost implements Closeable {
             int end = plen - (dd ? 4 : 0);
             data = Arrays.copyOfRange(whole, pdo, end);
             if (dd) {
-                int got = ByteBuffer.wrap(whole, end, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+                int got = ByteBuffer.wrap(whole, end, 4)
+                        .order(ByteOrder.LITTLE_ENDIAN)
+                        .getInt();
                 if (got != crc(data, 0, data.length)) {
                     throw new ProtocolException("data digest mismatch on C2HData");
                 }
@@ -637,7 +689,12 @@ public final class RawTcpHost implements Closeable {
                 byte[] whole = new byte[plen];
                 System.arraycopy(ch, 0, whole, 0, 8);
                 System.arraycopy(rest, 0, whole, 8, rest.length);
-                seen.add(new Pdu(ch[0] & 0xFF, ch[1] & 0xFF, hlen, ch[3] & 0xFF, plen,
+                seen.add(new Pdu(
+                        ch[0] & 0xFF,
+                        ch[1] & 0xFF,
+                        hlen,
+                        ch[3] & 0xFF,
+                        plen,
                         ByteBuffer.wrap(Arrays.copyOf(whole, hlen)).order(ByteOrder.LITTLE_ENDIAN),
                         Arrays.copyOfRange(whole, hlen, plen)));
             }

@@ -54,9 +54,15 @@ class TcpAccessControlTest {
 
     @Test
     void ioConnectForAnotherHostsControllerIsRefused() throws Exception {
-        try (RawTcpHost admin = t.admin(false); RawTcpHost io = RawTcpHost.connect(t.address, false, false)) {
-            Completion c = io.connectIo(1, 31, admin.cntlid(), E2eTarget.NQN,
-                    "nqn.2014-08.org.nvmexpress:uuid:99999999-0000-4000-8000-000000000000", RawTcpHost.DEFAULT_HOST_ID);
+        try (RawTcpHost admin = t.admin(false);
+                RawTcpHost io = RawTcpHost.connect(t.address, false, false)) {
+            Completion c = io.connectIo(
+                    1,
+                    31,
+                    admin.cntlid(),
+                    E2eTarget.NQN,
+                    "nqn.2014-08.org.nvmexpress:uuid:99999999-0000-4000-8000-000000000000",
+                    RawTcpHost.DEFAULT_HOST_ID);
             assertFalse(c.ok(), "an I/O queue joined a controller of another host: " + c);
             assertEquals(0, t.target.controllers().get(0).ioQueueCount());
         }

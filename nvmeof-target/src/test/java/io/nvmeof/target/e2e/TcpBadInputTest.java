@@ -153,7 +153,8 @@ class TcpBadInputTest {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger iterations = new AtomicInteger();
         AtomicReference<Throwable> goodFailure = new AtomicReference<>();
-        try (RawTcpHost admin = t.admin(true); RawTcpHost io = t.io(admin, 1, true)) {
+        try (RawTcpHost admin = t.admin(true);
+                RawTcpHost io = t.io(admin, 1, true)) {
             expectOk(admin.setNumberOfQueues(2), "Set Features Number of Queues");
             int goodCntlid = admin.cntlid();
             Thread good = new Thread(() -> verifiedIo(io, stop, iterations, goodFailure), "good-io");
@@ -181,14 +182,16 @@ class TcpBadInputTest {
             assertEquals(List.of(), failures, "bad connections that were not cleanly terminated");
             for (String r : report) {
                 if (r.startsWith("header digest mismatch") && r.contains("C2HTermReq")) {
-                    assertTrue(r.contains("FES=0x03"), "a header digest error is FES 3 (nvmeof-protocol.md §5.7): " + r);
+                    assertTrue(
+                            r.contains("FES=0x03"), "a header digest error is FES 3 (nvmeof-protocol.md §5.7): " + r);
                 }
             }
 
             // The good queue keeps going after all of that...
             awaitProgress(iterations, iterations.get() + 20, goodFailure);
             // ...and a brand-new controller works too.
-            try (RawTcpHost admin2 = t.admin(false); RawTcpHost io2 = t.io(admin2, 1, false)) {
+            try (RawTcpHost admin2 = t.admin(false);
+                    RawTcpHost io2 = t.io(admin2, 1, false)) {
                 byte[] data = TcpDataPathTest.random(131072, 99);
                 expectOk(io2.write(1, 2048, 4096, data), "write on a new connection");
                 byte[] back = new byte[data.length];
@@ -198,7 +201,8 @@ class TcpBadInputTest {
             stop.set(true);
             good.join(30_000);
             assertNull(goodFailure.get(), () -> "the good queue failed: " + goodFailure.get());
-            assertTrue(t.target.controllers().stream().anyMatch(c -> c.cntlid() == goodCntlid && !c.isClosed()),
+            assertTrue(
+                    t.target.controllers().stream().anyMatch(c -> c.cntlid() == goodCntlid && !c.isClosed()),
                     "the good controller is gone");
             System.out.println("good queue: " + iterations.get() + " verified write+read pairs");
             admin.shutdown();
@@ -228,8 +232,11 @@ class TcpBadInputTest {
                     io.sendRaw(new byte[3000]);
                 }
                 io.abort();
-                // The I/O queue is gone; the controller and its admin queue live on (nvmeof-protocol.md §7.3 error recovery reconnects).
-                E2eTarget.await(() -> t.target.controllers().get(0).ioQueueCount() == 0, 10_000,
+                // The I/O queue is gone; the controller and its admin queue live on (nvmeof-protocol.md §7.3 error
+                // recovery reconnects).
+                E2eTarget.await(
+                        () -> t.target.controllers().get(0).ioQueueCount() == 0,
+                        10_000,
                         () -> "I/O queue still connected after RST");
                 expectOk(admin.keepAlive(), "Keep Alive after RST round " + round);
             }
@@ -249,7 +256,8 @@ class TcpBadInputTest {
     void dataDigestErrorInCapsuleFailsCleanly() throws Exception {
         // nvmet treats a data digest error as fatal to the queue; completing the command with Data Transfer Error
         // and keeping the queue is also sound. Either is accepted; hanging or taking other queues down is not.
-        try (RawTcpHost admin = t.admin(true); RawTcpHost io = t.io(admin, 1, true)) {
+        try (RawTcpHost admin = t.admin(true);
+                RawTcpHost io = t.io(admin, 1, true)) {
             io.corruptNextDataDigest = true;
             String outcome;
             try {
@@ -301,14 +309,14 @@ class TcpBadInputTest {
             if (fes < 1 || fes > 6) {
                 throw new AssertionError("C2HTermReq with an undefined FES " + fes);
             }
-            termination = String.format("C2HTermReq FES=0x%02x FEI=0x%08x, %d header bytes copied", fes, p.u32(10),
-                    p.plen() - 24);
+            termination = String.format(
+                    "C2HTermReq FES=0x%02x FEI=0x%08x, %d header bytes copied", fes, p.u32(10), p.plen() - 24);
         }
         return (termination != null ? termination : "closed without a TermReq") + ", then EOF";
     }
 
-    private static void verifiedIo(RawTcpHost io, AtomicBoolean stop, AtomicInteger iterations,
-                                   AtomicReference<Throwable> failure) {
+    private static void verifiedIo(
+            RawTcpHost io, AtomicBoolean stop, AtomicInteger iterations, AtomicReference<Throwable> failure) {
         Random r = new Random(7);
         try {
             while (!stop.get()) {
@@ -330,7 +338,9 @@ class TcpBadInputTest {
 
     private static void awaitProgress(AtomicInteger iterations, int target, AtomicReference<Throwable> failure)
             throws InterruptedException {
-        E2eTarget.await(() -> iterations.get() >= target || failure.get() != null, 60_000,
+        E2eTarget.await(
+                () -> iterations.get() >= target || failure.get() != null,
+                60_000,
                 () -> "good queue stuck at " + iterations.get() + " iterations");
         assertNull(failure.get(), () -> "the good queue failed: " + failure.get());
     }
@@ -345,7 +355,10 @@ class TcpBadInputTest {
     /** A CapsuleCmd without digests: CH(type 4, HLEN {@code hlen}, PDO 0, PLEN {@code plen}) + the SQE. */
     static byte[] capsule(byte[] sqe, int hlen, int plen) {
         ByteBuffer b = RawTcpHost.le(8 + sqe.length);
-        b.put(0, (byte) RawTcpHost.CAPSULE_CMD).put(2, (byte) hlen).put(3, (byte) 0).putInt(4, plen);
+        b.put(0, (byte) RawTcpHost.CAPSULE_CMD)
+                .put(2, (byte) hlen)
+                .put(3, (byte) 0)
+                .putInt(4, plen);
         b.put(8, sqe);
         return b.array();
     }
@@ -374,7 +387,12 @@ class TcpBadInputTest {
         ByteBuffer b = RawTcpHost.le(64);
         SubmissionQueueEntry sqe = new SubmissionQueueEntry();
         sqe.wrap(b, 0);
-        sqe.opcode(NvmOpcode.WRITE.code()).flags(0x40).cid(0x0043).nsid(1).slba(0).nlb(bytes / 4096 - 1);
+        sqe.opcode(NvmOpcode.WRITE.code())
+                .flags(0x40)
+                .cid(0x0043)
+                .nsid(1)
+                .slba(0)
+                .nlb(bytes / 4096 - 1);
         sqe.sgl().set(sglId, 0, bytes);
         return b.array();
     }

@@ -86,14 +86,17 @@ class TcpBringUpTest {
             expectOk(admin.identify(3, 1, list), "Identify NS descriptors (VS >= 1.3 hosts skip the ns if this fails)");
 
             Completion q = expectOk(admin.setNumberOfQueues(2), "Set Features Number of Queues");
-            assertTrue((q.dw0() & 0xFFFF) >= 1 && (q.dw0() >>> 16) >= 1, "at least 2 SQs and CQs granted: "
-                    + Integer.toHexString(q.dw0()));
+            assertTrue(
+                    (q.dw0() & 0xFFFF) >= 1 && (q.dw0() >>> 16) >= 1,
+                    "at least 2 SQs and CQs granted: " + Integer.toHexString(q.dw0()));
             expectOk(admin.keepAlive(), "Keep Alive");
 
             try (RawTcpHost io = t.io(admin, 1, digests)) {
                 assertEquals(1, t.target.controllers().size());
                 assertEquals(1, t.target.controllers().get(0).ioQueueCount());
-                assertEquals(RawTcpHost.DEFAULT_HOST_NQN, t.target.controllers().get(0).hostNqn());
+                assertEquals(
+                        RawTcpHost.DEFAULT_HOST_NQN,
+                        t.target.controllers().get(0).hostNqn());
                 byte[] block = new byte[4096];
                 expectOk(io.read(1, 0, 4096, block), "read of a never-written block");
                 assertTrue(isZero(block), "unwritten blocks read as zeros");

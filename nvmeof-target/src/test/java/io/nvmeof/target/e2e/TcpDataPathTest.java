@@ -43,7 +43,8 @@ class TcpDataPathTest {
         "4096, true", "16384, true", "131072, true", "1048576, true",
     })
     void writeThenReadBack(int size, boolean digests) throws Exception {
-        try (RawTcpHost admin = t.admin(digests); RawTcpHost io = t.io(admin, 1, digests)) {
+        try (RawTcpHost admin = t.admin(digests);
+                RawTcpHost io = t.io(admin, 1, digests)) {
             byte[] data = random(size, size * 31L + (digests ? 1 : 0));
             long slba = 1000;
             int inCapsule0 = io.inCapsuleWrites; // the Connect data went in-capsule already
@@ -75,7 +76,8 @@ class TcpDataPathTest {
 
     @Test
     void fiveTwelveByteNamespaceAndOddSizes() throws Exception {
-        try (RawTcpHost admin = t.admin(false); RawTcpHost io = t.io(admin, 1, false)) {
+        try (RawTcpHost admin = t.admin(false);
+                RawTcpHost io = t.io(admin, 1, false)) {
             for (int blocks : new int[] {1, 3, 33, 257}) {
                 byte[] data = random(blocks * 512, blocks);
                 long slba = blocks * 7L;
@@ -89,7 +91,8 @@ class TcpDataPathTest {
 
     @Test
     void errorsAreStatusesAndTheQueueGoesOn() throws Exception {
-        try (RawTcpHost admin = t.admin(false); RawTcpHost io = t.io(admin, 1, false)) {
+        try (RawTcpHost admin = t.admin(false);
+                RawTcpHost io = t.io(admin, 1, false)) {
             long lastLba = E2eTarget.NS1_BYTES / 4096 - 1;
             Completion oor = io.read(1, lastLba, 4096, new byte[8192]);
             assertTrue(Status.is(oor.status(), Status.LBA_OUT_OF_RANGE), "read past the end: " + oor);
@@ -110,17 +113,27 @@ class TcpDataPathTest {
 
     @Test
     void sqFlowControlDisabledAllowsC2hSuccess() throws Exception {
-        // With CATTR bit 2 the target may skip the CapsuleResp after a read (nvmeof-protocol.md §5.10); both forms must carry the data.
-        try (RawTcpHost admin = t.admin(true); RawTcpHost io = RawTcpHost.connect(t.address, true, true)) {
-            expectOk(io.connectIo(1, 31, 0x04, admin.cntlid(), E2eTarget.NQN, RawTcpHost.DEFAULT_HOST_NQN,
-                    RawTcpHost.DEFAULT_HOST_ID), "I/O Connect with SQ flow control disabled");
+        // With CATTR bit 2 the target may skip the CapsuleResp after a read (nvmeof-protocol.md §5.10); both forms must
+        // carry the data.
+        try (RawTcpHost admin = t.admin(true);
+                RawTcpHost io = RawTcpHost.connect(t.address, true, true)) {
+            expectOk(
+                    io.connectIo(
+                            1,
+                            31,
+                            0x04,
+                            admin.cntlid(),
+                            E2eTarget.NQN,
+                            RawTcpHost.DEFAULT_HOST_NQN,
+                            RawTcpHost.DEFAULT_HOST_ID),
+                    "I/O Connect with SQ flow control disabled");
             byte[] data = random(65536, 77);
             expectOk(io.write(1, 64, 4096, data), "write");
             byte[] back = new byte[data.length];
             Completion c = expectOk(io.read(1, 64, 4096, back), "read");
             assertArrayEquals(data, back);
-            System.out.println("read with SQ flow control disabled completed " + (c.viaC2hSuccess()
-                    ? "by C2HData SUCCESS" : "by CapsuleResp"));
+            System.out.println("read with SQ flow control disabled completed "
+                    + (c.viaC2hSuccess() ? "by C2HData SUCCESS" : "by CapsuleResp"));
         }
     }
 

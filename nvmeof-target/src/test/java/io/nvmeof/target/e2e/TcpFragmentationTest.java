@@ -29,7 +29,11 @@ class TcpFragmentationTest {
 
     @ParameterizedTest(name = "piece {0} bytes, pause {1} ms, header digest {2}, data digest {3}")
     @CsvSource({
-        "1, 0, false, false", "1, 0, true, true", "3, 0, true, false", "5, 0, false, true", "76, 1, true, true",
+        "1, 0, false, false",
+        "1, 0, true, true",
+        "3, 0, true, false",
+        "5, 0, false, true",
+        "76, 1, true, true",
         "100, 1, true, true",
     })
     void bringUpAndDataInPieces(int piece, int pauseMillis, boolean hd, boolean dd) throws Exception {

@@ -50,6 +50,7 @@ class LinuxKernelHostIT {
     static final String RESTRICTED_NQN = "nqn.2026-01.io.nvmeof:interop-restricted";
     /** The fixed host NQN of the peer VM (peer-vm/README.md). */
     static final String VM_HOST_NQN = "nqn.2014-08.org.nvmexpress:uuid:5eed0000-0000-4000-8000-000000000001";
+
     static final String OTHER_HOST = "nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000ff";
     static final long NS1_BYTES = 256L << 20;
     static final long NS2_BYTES = 64L << 20;
@@ -57,13 +58,26 @@ class LinuxKernelHostIT {
     static final String GUEST_MARKER = "NVMEOF-JAVA-INTEROP-GUEST";
     /** Where linux-kernel-host.sh writes GUEST_MARKER: beyond every range its fio, discard and zeroing runs touch. */
     static final long GUEST_MARKER_LBA = 50000;
+
     static final List<String> EXPECTED_STEPS = List.of(
-            "modprobe nvme-tcp", "nvme discover", "nvme connect -i 2", "nvme id-ctrl", "nvme id-ns",
+            "modprobe nvme-tcp",
+            "nvme discover",
+            "nvme connect -i 2",
+            "nvme id-ctrl",
+            "nvme id-ns",
             "read back the block the Java host wrote",
-            "fio randrw verify bs=4k", "fio randrw verify bs=16k", "fio randrw verify bs=128k",
-            "fio randrw verify bs 512/4k", "blkdiscard", "nvme write-zeroes", "marker block written",
-            "nvme disconnect (", "nvme connect --hdr-digest --data-digest", "fio randrw verify bs 4k/128k with digests",
-            "nvme disconnect (digests)", "connect to " + RESTRICTED_NQN + " refused");
+            "fio randrw verify bs=4k",
+            "fio randrw verify bs=16k",
+            "fio randrw verify bs=128k",
+            "fio randrw verify bs 512/4k",
+            "blkdiscard",
+            "nvme write-zeroes",
+            "marker block written",
+            "nvme disconnect (",
+            "nvme connect --hdr-digest --data-digest",
+            "fio randrw verify bs 4k/128k with digests",
+            "nvme disconnect (digests)",
+            "connect to " + RESTRICTED_NQN + " refused");
 
     @Test
     void linuxKernelHostAgainstJavaTarget() throws Exception {
@@ -80,12 +94,10 @@ class LinuxKernelHostIT {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         Logger.getLogger("").addHandler(capture);
         Path work = Files.createTempDirectory("linux-kernel-host-it");
@@ -95,40 +107,55 @@ class LinuxKernelHostIT {
         try (NvmeTarget target = NvmeTarget.start(config())) {
             InetSocketAddress addr = target.boundAddresses().get(0);
             writeJavaMarker(addr);
-            target.controllers().forEach(c -> assertTrue(c.isClosed() || c.hostNqn().equals(RawTcpHost.DEFAULT_HOST_NQN)));
+            target.controllers()
+                    .forEach(c -> assertTrue(c.isClosed() || c.hostNqn().equals(RawTcpHost.DEFAULT_HOST_NQN)));
             awaitNoControllers(target);
 
             // Watch the target's side while the kernel host works: which controllers appear, how many I/O queues.
-            Thread sampler = new Thread(() -> {
-                while (sampling.get()) {
-                    for (Controller c : target.controllers()) {
-                        seen.merge(c, c.ioQueueCount(), Math::max);
-                    }
-                    try {
-                        Thread.sleep(20);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "controller-sampler");
+            Thread sampler = new Thread(
+                    () -> {
+                        while (sampling.get()) {
+                            for (Controller c : target.controllers()) {
+                                seen.merge(c, c.ioQueueCount(), Math::max);
+                            }
+                            try {
+                                Thread.sleep(20);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                        }
+                    },
+                    "controller-sampler");
             sampler.setDaemon(true);
             sampler.start();
 
             Path script = PeerVm.copyResource(LinuxKernelHostIT.class, "/interop/linux-kernel-host.sh", work);
-            List<String> args = List.of("10.0.2.2", Integer.toString(addr.getPort()), NQN, RESTRICTED_NQN,
-                    Long.toString(NS1_BYTES), "4096", Long.toString(NS2_BYTES), "512", "16M", JAVA_MARKER);
+            List<String> args = List.of(
+                    "10.0.2.2",
+                    Integer.toString(addr.getPort()),
+                    NQN,
+                    RESTRICTED_NQN,
+                    Long.toString(NS1_BYTES),
+                    "4096",
+                    Long.toString(NS2_BYTES),
+                    "512",
+                    "16M",
+                    JAVA_MARKER);
             System.out.println("peer VM: " + vm.dir() + " run.sh " + script + " " + args);
             PeerVm.Result r = vm.run(script, args, Duration.ofMinutes(12), job, List.of());
             sampling.set(false);
             sampler.join(5_000);
 
-            System.out.println("===== guest output (rc " + r.rc() + ", wall " + r.wall().toMillis() + " ms)\n" + r.output());
+            System.out.println(
+                    "===== guest output (rc " + r.rc() + ", wall " + r.wall().toMillis() + " ms)\n" + r.output());
             if (r.rc() == 124 || r.rc() == 125) {
                 System.out.println("===== console tail\n" + PeerVm.tail(r.console(), 40));
             }
             List<String> failed = new ArrayList<>();
             for (String step : EXPECTED_STEPS) {
-                if (!Pattern.compile("(?m)^PASS: " + Pattern.quote(step)).matcher(r.output()).find()) {
+                if (!Pattern.compile("(?m)^PASS: " + Pattern.quote(step))
+                        .matcher(r.output())
+                        .find()) {
                     failed.add(step);
                 }
             }
@@ -136,7 +163,8 @@ class LinuxKernelHostIT {
             String firstFail = failLine.find() ? failLine.group() : "(no FAIL line)";
             if (r.rc() != 0 || !r.output().contains("ALL PASS") || !failed.isEmpty()) {
                 fail("the Linux kernel host failed against the Java target: rc " + r.rc() + ", " + firstFail
-                        + ", steps without PASS: " + failed + "\n--- guest output tail ---\n" + PeerVm.tail(r.output(), 120));
+                        + ", steps without PASS: " + failed + "\n--- guest output tail ---\n"
+                        + PeerVm.tail(r.output(), 120));
             }
 
             // Target side: the VM's host NQN got I/O controllers for NQN with at least 2 I/O queues (one plain and
@@ -148,9 +176,12 @@ class LinuxKernelHostIT {
             synchronized (seen) {
                 for (Map.Entry<Controller, Integer> e : seen.entrySet()) {
                     Controller c = e.getKey();
-                    summary.add(c.subsystem().nqn() + " cntlid " + c.cntlid() + " host " + c.hostNqn() + " ioq " + e.getValue());
+                    summary.add(c.subsystem().nqn() + " cntlid " + c.cntlid() + " host " + c.hostNqn() + " ioq "
+                            + e.getValue());
                     assertEquals(VM_HOST_NQN, c.hostNqn(), "a controller of an unexpected host: " + c);
-                    assertTrue(!RESTRICTED_NQN.equals(c.subsystem().nqn()), "a controller of the restricted subsystem: " + c);
+                    assertTrue(
+                            !RESTRICTED_NQN.equals(c.subsystem().nqn()),
+                            "a controller of the restricted subsystem: " + c);
                     if (c.isDiscovery()) {
                         discoveryControllers++;
                     } else if (NQN.equals(c.subsystem().nqn())) {
@@ -174,7 +205,10 @@ class LinuxKernelHostIT {
                     byte[] block = new byte[4096];
                     expectOk(io.read(1, GUEST_MARKER_LBA, 4096, block), "read the guest marker block");
                     String text = new String(block, 0, GUEST_MARKER.length(), StandardCharsets.US_ASCII);
-                    assertEquals(GUEST_MARKER, text, "the guest's marker block at LBA " + GUEST_MARKER_LBA + " of namespace 1");
+                    assertEquals(
+                            GUEST_MARKER,
+                            text,
+                            "the guest's marker block at LBA " + GUEST_MARKER_LBA + " of namespace 1");
                 }
                 admin.shutdown();
             }
@@ -203,13 +237,19 @@ class LinuxKernelHostIT {
     }
 
     static TargetConfig config() {
-        SubsystemConfig open = new SubsystemConfig(NQN, true, List.of(), List.of(
-                new NamespaceConfig(1, NS1_BYTES, 4096, null, false),
-                new NamespaceConfig(2, NS2_BYTES, 512, null, false)), null, null);
-        SubsystemConfig restricted = new SubsystemConfig(RESTRICTED_NQN, false, List.of(OTHER_HOST),
-                List.of(NamespaceConfig.of(1, 16L << 20)), null, null);
-        return new TargetConfig(List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384)),
-                List.of(open, restricted), 1L << 30, 0);
+        SubsystemConfig open = new SubsystemConfig(
+                NQN,
+                true,
+                List.of(),
+                List.of(
+                        new NamespaceConfig(1, NS1_BYTES, 4096, null, false),
+                        new NamespaceConfig(2, NS2_BYTES, 512, null, false)),
+                null,
+                null);
+        SubsystemConfig restricted = new SubsystemConfig(
+                RESTRICTED_NQN, false, List.of(OTHER_HOST), List.of(NamespaceConfig.of(1, 16L << 20)), null, null);
+        return new TargetConfig(
+                List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384)), List.of(open, restricted), 1L << 30, 0);
     }
 
     /** Namespace 2 LBA 200 gets JAVA_MARKER (NUL padded); the guest reads it with dd before its own I/O. */

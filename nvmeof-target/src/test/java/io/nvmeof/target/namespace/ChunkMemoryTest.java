@@ -1,20 +1,5 @@
 package io.nvmeof.target.namespace;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.core.spi.MemoryObserver;
-import io.nvmeof.core.spi.RegisteredMemory;
-import io.nvmeof.target.DirectPlacementRequest;
-import io.nvmeof.target.FakeRequest;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.IdentityHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -22,6 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.MemoryObserver;
+import io.nvmeof.core.spi.RegisteredMemory;
+import io.nvmeof.target.DirectPlacementRequest;
+import io.nvmeof.target.FakeRequest;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
 
 /** The memory-observer SPI (zero copy for RDMA): namespace chunks announced, found by handle, and let go exactly once. */
 class ChunkMemoryTest {

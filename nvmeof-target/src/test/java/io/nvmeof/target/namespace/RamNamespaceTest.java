@@ -1,17 +1,5 @@
 package io.nvmeof.target.namespace;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.target.FakeRequest;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.util.Arrays;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -19,6 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.target.FakeRequest;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
 
 /** The sparse, reference-counted RAM namespace (docs/ARCHITECTURE.md, "Namespaces and memory"). */
 class RamNamespaceTest {
@@ -60,9 +59,12 @@ class RamNamespaceTest {
     @Test
     void freedChunksGoBackToTheOperatingSystemAtOnce() {
         assertTrue(NativeMemory.immediateFreeAvailable(), "sun.misc.Unsafe.invokeCleaner from jdk.unsupported");
-        java.lang.management.BufferPoolMXBean direct = java.lang.management.ManagementFactory
-                .getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
-                .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
+        java.lang.management.BufferPoolMXBean direct = java.lang.management.ManagementFactory.getPlatformMXBeans(
+                        java.lang.management.BufferPoolMXBean.class)
+                .stream()
+                .filter(b -> b.getName().equals("direct"))
+                .findFirst()
+                .orElseThrow();
         MemoryBudget budget = new MemoryBudget(1L << 30);
         RamNamespace ns = namespace(64L * CHUNK, budget);
         long before = direct.getMemoryUsed();
@@ -76,7 +78,9 @@ class RamNamespaceTest {
 
     @Test
     void tooLargeIsRefused() {
-        assertThrows(IllegalArgumentException.class, () -> namespace(RamNamespace.MAX_SIZE_BYTES + 4096, new MemoryBudget(1)));
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> namespace(RamNamespace.MAX_SIZE_BYTES + 4096, new MemoryBudget(1)));
     }
 
     @Test

@@ -55,15 +55,19 @@ import java.util.stream.Stream;
  */
 public final class PeerVm {
     /** The image that {@code build.sh} produces; PEERVM_CACHE moves it (as it does for run.sh and build.sh). */
-    public static final Path DEFAULT_CACHE = Path.of(System.getenv().getOrDefault("PEERVM_CACHE", "/var/cache/peer-vm"));
+    public static final Path DEFAULT_CACHE =
+            Path.of(System.getenv().getOrDefault("PEERVM_CACHE", "/var/cache/peer-vm"));
     /** System property: seconds the guest has to print {@code boot done} before the VM is killed and retried. */
     public static final String BOOT_TIMEOUT_PROPERTY = "peervm.bootTimeoutSec";
+
     public static final Duration DEFAULT_BOOT_TIMEOUT = Duration.ofSeconds(150);
     /** Appended to the kernel command line of the retry: overrides run.sh's {@code quiet loglevel=3}. */
     public static final String RETRY_APPEND = "loglevel=7";
+
     public static final Duration DEFAULT_OTHER_VM_WAIT = Duration.ofMinutes(20);
     /** What peer-init writes to the console once the root file system is up, before it runs the job. */
     static final Pattern BOOT_DONE = Pattern.compile("peer-init\\[([0-9.]+)s\\]: boot done");
+
     static final int ATTEMPTS = 2;
 
     private final Path dir;
@@ -87,8 +91,10 @@ public final class PeerVm {
      */
     public static PeerVm locate() {
         List<Path> tried = new ArrayList<>();
-        return find(tried).orElseThrow(() -> new IllegalStateException("no peer VM: shared/peer-vm/run.sh not found above "
-                + Path.of("").toAbsolutePath() + " (looked in " + tried + "); set PEERVM_DIR to the peer-vm directory"));
+        return find(tried)
+                .orElseThrow(() -> new IllegalStateException("no peer VM: shared/peer-vm/run.sh not found above "
+                        + Path.of("").toAbsolutePath() + " (looked in " + tried
+                        + "); set PEERVM_DIR to the peer-vm directory"));
     }
 
     /** As {@link #locate()}, empty where there is no peer VM (for tests that skip then). */
@@ -124,7 +130,8 @@ public final class PeerVm {
         if (!Files.isExecutable(dir.resolve("run.sh"))) {
             throw new IllegalArgumentException("no executable run.sh in " + dir);
         }
-        return new PeerVm(dir.toAbsolutePath().normalize(), DEFAULT_CACHE, bootTimeoutFromProperty(), DEFAULT_OTHER_VM_WAIT);
+        return new PeerVm(
+                dir.toAbsolutePath().normalize(), DEFAULT_CACHE, bootTimeoutFromProperty(), DEFAULT_OTHER_VM_WAIT);
     }
 
     static Duration bootTimeoutFromProperty() {
@@ -190,21 +197,24 @@ public final class PeerVm {
         pb.environment().put("PEERVM_CACHE", cache.toString());
         Process p = pb.start();
         Deque<String> last = new ArrayDeque<>();
-        Thread pump = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    System.out.println(line);
-                    synchronized (last) {
-                        last.addLast(line);
-                        if (last.size() > 60) {
-                            last.removeFirst();
+        Thread pump = new Thread(
+                () -> {
+                    try (BufferedReader r =
+                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                        for (String line; (line = r.readLine()) != null; ) {
+                            System.out.println(line);
+                            synchronized (last) {
+                                last.addLast(line);
+                                if (last.size() > 60) {
+                                    last.removeFirst();
+                                }
+                            }
                         }
+                    } catch (IOException ignored) {
+                        // the process is gone
                     }
-                }
-            } catch (IOException ignored) {
-                // the process is gone
-            }
-        }, "peer-vm-build-output");
+                },
+                "peer-vm-build-output");
         pump.setDaemon(true);
         pump.start();
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -214,7 +224,8 @@ public final class PeerVm {
         pump.join(10_000);
         if (p.exitValue() != 0 || !Files.exists(cache.resolve("rootfs.ext4"))) {
             synchronized (last) {
-                throw new IllegalStateException("peer VM build failed (rc " + p.exitValue() + "):\n" + String.join("\n", last));
+                throw new IllegalStateException(
+                        "peer VM build failed (rc " + p.exitValue() + "):\n" + String.join("\n", last));
             }
         }
     }
@@ -250,8 +261,13 @@ public final class PeerVm {
      */
     public Result run(Path script, List<String> args, Duration timeout, Path jobDir, List<String> extraOptions)
             throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(dir.resolve("run.sh").toString(), "--no-fwd",
-                "--timeout", Long.toString(timeout.toSeconds()), "--out", jobDir.toString()));
+        List<String> cmd = new ArrayList<>(List.of(
+                dir.resolve("run.sh").toString(),
+                "--no-fwd",
+                "--timeout",
+                Long.toString(timeout.toSeconds()),
+                "--out",
+                jobDir.toString()));
         cmd.addAll(extraOptions);
         cmd.add(script.toString());
         cmd.addAll(args);
@@ -269,7 +285,8 @@ public final class PeerVm {
         return new Result(rc, read(runLog), jobDir, Duration.ofNanos(System.nanoTime() - t0), s.boot);
     }
 
-    // ------------------------------------------------------------------------------------------ serve in the background
+    // ------------------------------------------------------------------------------------------ serve in the
+    // background
 
     /**
      * Boots a VM in the background forwarding host 127.0.0.1:{@code hostPort} to guest port {@code guestPort}:
@@ -287,11 +304,19 @@ public final class PeerVm {
      * {@code ready} (e.g. {@code ^PEERVM READY}) for at most {@code readyMax}; prints the job dir, how long the
      * service took and what the guest printed so far. A VM that does not get ready is closed before the exception.
      */
-    public Running startServing(Path script, List<String> args, int hostPort, int guestPort, Duration timeout,
-                                Path jobDir, String ready, Duration readyMax) throws IOException, InterruptedException {
+    public Running startServing(
+            Path script,
+            List<String> args,
+            int hostPort,
+            int guestPort,
+            Duration timeout,
+            Path jobDir,
+            String ready,
+            Duration readyMax)
+            throws IOException, InterruptedException {
         Running vm = start(script, args, hostPort, guestPort, timeout, jobDir);
-        System.out.println("peer VM " + dir + ": job " + vm.jobDir() + ", hostfwd 127.0.0.1:" + hostPort + " -> "
-                + guestPort);
+        System.out.println(
+                "peer VM " + dir + ": job " + vm.jobDir() + ", hostfwd 127.0.0.1:" + hostPort + " -> " + guestPort);
         try {
             vm.await(ready, readyMax);
         } catch (RuntimeException | InterruptedException e) {
@@ -303,7 +328,8 @@ public final class PeerVm {
             }
             throw e;
         }
-        System.out.printf(Locale.ROOT, "peer VM: /%s/ %.1f s after the VM started (%s)%n", ready, vm.uptime(), vm.boot());
+        System.out.printf(
+                Locale.ROOT, "peer VM: /%s/ %.1f s after the VM started (%s)%n", ready, vm.uptime(), vm.boot());
         System.out.println("--- guest setup ---\n" + vm.output());
         return vm;
     }
@@ -317,7 +343,8 @@ public final class PeerVm {
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(dir.resolve("run.sh").toString()));
         cmd.addAll(options);
-        cmd.addAll(List.of("--timeout", Long.toString(timeout.toSeconds()), "--out", jobDir.toString(), script.toString()));
+        cmd.addAll(List.of(
+                "--timeout", Long.toString(timeout.toSeconds()), "--out", jobDir.toString(), script.toString()));
         cmd.addAll(args);
         Path runLog = runLogOf(jobDir);
         Started s = boot(cmd, jobDir, runLog);
@@ -392,7 +419,8 @@ public final class PeerVm {
                     if (last.find()) {
                         return last;
                     }
-                    throw new IllegalStateException("the peer VM ended (rc " + process.exitValue() + ") before printing /"
+                    throw new IllegalStateException("the peer VM ended (rc " + process.exitValue()
+                            + ") before printing /"
                             + regex + "/\n--- run.sh output ---\n" + tail(runLog(), 60) + "\n--- console tail ---\n"
                             + consoleTail(30));
                 }
@@ -446,7 +474,11 @@ public final class PeerVm {
     public record Boot(double seconds, String guestUptime, List<String> failures) {
         @Override
         public String toString() {
-            return String.format(Locale.ROOT, "boot done %.1f s after the start, guest uptime %ss%s", seconds, guestUptime,
+            return String.format(
+                    Locale.ROOT,
+                    "boot done %.1f s after the start, guest uptime %ss%s",
+                    seconds,
+                    guestUptime,
                     failures.isEmpty() ? "" : ", after " + failures.size() + " failed boot(s)");
         }
     }
@@ -467,8 +499,7 @@ public final class PeerVm {
         }
     }
 
-    private record Started(Process process, long startNanos, Boot boot) {
-    }
+    private record Started(Process process, long startNanos, Boot boot) {}
 
     private Started boot(List<String> cmd, Path jobDir, Path runLog) throws IOException, InterruptedException {
         List<String> failures = new ArrayList<>();
@@ -476,10 +507,12 @@ public final class PeerVm {
             waitForOtherVms(otherVmWait);
             clearOldJobDir(jobDir);
             Files.deleteIfExists(runLog);
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(runLog.toFile());
+            ProcessBuilder pb =
+                    new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(runLog.toFile());
             pb.environment().put("PEERVM_CACHE", cache.toString());
             if (attempt > 1) {
-                pb.environment().merge("PEERVM_APPEND", RETRY_APPEND, (old, add) -> old.isBlank() ? add : old + " " + add);
+                pb.environment()
+                        .merge("PEERVM_APPEND", RETRY_APPEND, (old, add) -> old.isBlank() ? add : old + " " + add);
             }
             String append = pb.environment().getOrDefault("PEERVM_APPEND", "");
             long t0 = System.nanoTime();
@@ -517,8 +550,12 @@ public final class PeerVm {
                 if (BOOT_DONE.matcher(read(console)).find()) {
                     return null;
                 }
-                return String.format(Locale.ROOT, "run.sh ended (rc %d) %.1f s after the start, before the guest's "
-                        + "peer-init wrote 'boot done' to console.log", p.exitValue(), (System.nanoTime() - t0) / 1e9);
+                return String.format(
+                        Locale.ROOT,
+                        "run.sh ended (rc %d) %.1f s after the start, before the guest's "
+                                + "peer-init wrote 'boot done' to console.log",
+                        p.exitValue(),
+                        (System.nanoTime() - t0) / 1e9);
             }
             if (System.nanoTime() - deadline > 0) {
                 return "no 'peer-init[..]: boot done' in console.log within " + bootTimeout.toSeconds() + " s (-D"
@@ -531,17 +568,33 @@ public final class PeerVm {
     private String diagnostics(int attempt, String why, List<String> cmd, String append, long pid, Path kept) {
         String console = read(kept.resolve("console.log")).replace("\r", "");
         StringBuilder sb = new StringBuilder();
-        sb.append("===== PEER VM DID NOT BOOT (attempt ").append(attempt).append(" of ").append(ATTEMPTS).append("): ")
-                .append(why).append('\n');
-        sb.append("killed run.sh (pid ").append(pid).append(") with its timeout and qemu; command: ")
-                .append(String.join(" ", cmd)).append(append.isEmpty() ? "" : "; PEERVM_APPEND=" + append).append('\n');
+        sb.append("===== PEER VM DID NOT BOOT (attempt ")
+                .append(attempt)
+                .append(" of ")
+                .append(ATTEMPTS)
+                .append("): ")
+                .append(why)
+                .append('\n');
+        sb.append("killed run.sh (pid ")
+                .append(pid)
+                .append(") with its timeout and qemu; command: ")
+                .append(String.join(" ", cmd))
+                .append(append.isEmpty() ? "" : "; PEERVM_APPEND=" + append)
+                .append('\n');
         sb.append("kept in ").append(kept).append('\n');
-        sb.append("--- console.log (").append(console.length()).append(" chars, last 60 lines) ---\n")
-                .append(console.isEmpty() ? "(empty)" : tail(console, 60)).append('\n');
+        sb.append("--- console.log (")
+                .append(console.length())
+                .append(" chars, last 60 lines) ---\n")
+                .append(console.isEmpty() ? "(empty)" : tail(console, 60))
+                .append('\n');
         String qemu = read(kept.resolve("qemu.log"));
-        sb.append("--- qemu.log ---\n").append(qemu.isEmpty() ? "(empty)" : tail(qemu, 40)).append('\n');
+        sb.append("--- qemu.log ---\n")
+                .append(qemu.isEmpty() ? "(empty)" : tail(qemu, 40))
+                .append('\n');
         String run = read(kept.resolve("run.log"));
-        sb.append("--- run.sh output ---\n").append(run.isEmpty() ? "(empty)" : tail(run, 40)).append('\n');
+        sb.append("--- run.sh output ---\n")
+                .append(run.isEmpty() ? "(empty)" : tail(run, 40))
+                .append('\n');
         sb.append("===== end of attempt ").append(attempt);
         return sb.toString();
     }
@@ -625,8 +678,12 @@ public final class PeerVm {
                 return;
             }
             if (lastSaid == 0 || waited - lastSaid > TimeUnit.MINUTES.toNanos(1)) {
-                System.out.printf(Locale.ROOT, "peer VM: waiting for another peer VM to finish (one at a time on this "
-                        + "host; %.0f s so far): %s%n", waited / 1e9, others);
+                System.out.printf(
+                        Locale.ROOT,
+                        "peer VM: waiting for another peer VM to finish (one at a time on this "
+                                + "host; %.0f s so far): %s%n",
+                        waited / 1e9,
+                        others);
                 lastSaid = Math.max(1, waited);
             }
             Thread.sleep(5000);
@@ -639,7 +696,9 @@ public final class PeerVm {
      */
     static List<String> otherVms() throws InterruptedException {
         try {
-            Process pg = new ProcessBuilder("pgrep", "-l", "qemu-system").redirectErrorStream(true).start();
+            Process pg = new ProcessBuilder("pgrep", "-l", "qemu-system")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(pg.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (pg.waitFor() != 0) {
                 return List.of();

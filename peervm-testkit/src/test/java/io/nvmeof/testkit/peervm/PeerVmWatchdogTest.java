@@ -27,6 +27,7 @@ class PeerVmWatchdogTest {
 
     @TempDir
     Path tmp;
+
     Path fake;
     Path cache;
     PeerVm vm;
@@ -35,7 +36,9 @@ class PeerVmWatchdogTest {
     void fakePeerVm() throws IOException {
         fake = Files.createDirectories(tmp.resolve("peer-vm"));
         for (String f : List.of("run.sh", "build.sh")) {
-            PeerVm.copyResource(PeerVmWatchdogTest.class, "/fake-peer-vm/" + f, fake).toFile().setExecutable(true);
+            PeerVm.copyResource(PeerVmWatchdogTest.class, "/fake-peer-vm/" + f, fake)
+                    .toFile()
+                    .setExecutable(true);
         }
         cache = Files.createDirectories(tmp.resolve("cache"));
         Files.writeString(cache.resolve("rootfs.ext4"), "fake image");
@@ -58,20 +61,27 @@ class PeerVmWatchdogTest {
 
     private static void assertGone(Path pidFile) throws IOException {
         long pid = Long.parseLong(Files.readString(pidFile).trim());
-        assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "fake QEMU " + pid + " still runs");
+        assertFalse(
+                ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "fake QEMU " + pid + " still runs");
     }
 
     @Test
     void bootsAtOnceAndRunsTheScript() throws Exception {
         Path job = tmp.resolve("job");
-        PeerVm.Result r = vm.run(script("hello.sh", "echo \"job args: $*\"\n"), List.of("a", "b c"),
-                Duration.ofMinutes(1), job, List.of("--share", tmp.toString()));
+        PeerVm.Result r = vm.run(
+                script("hello.sh", "echo \"job args: $*\"\n"),
+                List.of("a", "b c"),
+                Duration.ofMinutes(1),
+                job,
+                List.of("--share", tmp.toString()));
         assertEquals(0, r.rc(), r.output());
         assertTrue(r.output().contains("job args: a b c"), r.output());
         assertTrue(r.output().contains("run.sh: rc=0"), "run.sh's own lines are in the output: " + r.output());
         assertEquals(List.of(), r.boot().failures());
         assertEquals("0.42", r.boot().guestUptime());
-        assertEquals(List.of("attempt 1 PEERVM_APPEND= PEERVM_CACHE=" + cache), attempts(),
+        assertEquals(
+                List.of("attempt 1 PEERVM_APPEND= PEERVM_CACHE=" + cache),
+                attempts(),
                 "one attempt, no PEERVM_APPEND, our cache passed on");
         assertTrue(r.console().contains("boot done"));
         assertTrue(Files.exists(job.resolveSibling("job-run.log")));
@@ -82,15 +92,16 @@ class PeerVmWatchdogTest {
         boots("stall", "ok");
         Path job = tmp.resolve("job");
         long t0 = System.nanoTime();
-        PeerVm.Result r = vm.run(script("hello.sh", "echo retried job ran\n"), List.of(), Duration.ofMinutes(1), job,
-                List.of());
+        PeerVm.Result r =
+                vm.run(script("hello.sh", "echo retried job ran\n"), List.of(), Duration.ofMinutes(1), job, List.of());
         assertEquals(0, r.rc(), r.output());
         assertTrue(r.output().contains("retried job ran"), r.output());
         assertTrue(System.nanoTime() - t0 >= BOOT.toNanos(), "waited out the boot deadline");
         List<String> a = attempts();
         assertEquals(2, a.size(), a.toString());
         assertTrue(a.get(0).contains("PEERVM_APPEND= "), a.get(0));
-        assertTrue(a.get(1).contains("PEERVM_APPEND=loglevel=7 "), "the retry shows the kernel's messages: " + a.get(1));
+        assertTrue(
+                a.get(1).contains("PEERVM_APPEND=loglevel=7 "), "the retry shows the kernel's messages: " + a.get(1));
         assertGone(fake.resolve("qemu-1.pid"));
 
         assertEquals(1, r.boot().failures().size());
@@ -110,10 +121,17 @@ class PeerVmWatchdogTest {
     @Test
     void twoFailedBootsFailWithBothAttemptsDiagnostics() throws Exception {
         boots("stall", "stall");
-        PeerVm.BootFailure f = assertThrows(PeerVm.BootFailure.class, () -> vm.run(script("never.sh",
-                "echo must not run\n"), List.of(), Duration.ofMinutes(1), tmp.resolve("job"), List.of()));
+        PeerVm.BootFailure f = assertThrows(
+                PeerVm.BootFailure.class,
+                () -> vm.run(
+                        script("never.sh", "echo must not run\n"),
+                        List.of(),
+                        Duration.ofMinutes(1),
+                        tmp.resolve("job"),
+                        List.of()));
         String m = f.getMessage();
-        assertTrue(m.startsWith("the peer VM did not boot in 2 attempts (the second with PEERVM_APPEND=loglevel=7)"), m);
+        assertTrue(
+                m.startsWith("the peer VM did not boot in 2 attempts (the second with PEERVM_APPEND=loglevel=7)"), m);
         assertEquals(2, f.attempts().size());
         for (int n = 1; n <= 2; n++) {
             assertTrue(m.contains("PEER VM DID NOT BOOT (attempt " + n + " of 2)"), m);
@@ -130,19 +148,29 @@ class PeerVmWatchdogTest {
     void vmThatEndsBeforeBootingIsRetriedToo() throws Exception {
         boots("die", "ok");
         long t0 = System.nanoTime();
-        PeerVm.Result r = vm.run(script("hello.sh", "echo ok\n"), List.of(), Duration.ofMinutes(1), tmp.resolve("job"),
-                List.of());
+        PeerVm.Result r = vm.run(
+                script("hello.sh", "echo ok\n"), List.of(), Duration.ofMinutes(1), tmp.resolve("job"), List.of());
         assertEquals(0, r.rc(), r.output());
-        assertTrue(System.nanoTime() - t0 < BOOT.toNanos() + TimeUnit.SECONDS.toNanos(20), "no need to wait out the deadline");
+        assertTrue(
+                System.nanoTime() - t0 < BOOT.toNanos() + TimeUnit.SECONDS.toNanos(20),
+                "no need to wait out the deadline");
         assertEquals(1, r.boot().failures().size());
-        assertTrue(r.boot().failures().get(0).contains("run.sh ended (rc 125)"), r.boot().failures().get(0));
-        assertTrue(r.boot().failures().get(0).contains("VM ended without a result"), r.boot().failures().get(0));
+        assertTrue(
+                r.boot().failures().get(0).contains("run.sh ended (rc 125)"),
+                r.boot().failures().get(0));
+        assertTrue(
+                r.boot().failures().get(0).contains("VM ended without a result"),
+                r.boot().failures().get(0));
     }
 
     @Test
     void aScriptFailingAfterTheBootIsNotRetried() throws Exception {
-        PeerVm.Result r = vm.run(script("fails.sh", "echo FAIL: something\nexit 3\n"), List.of(), Duration.ofMinutes(1),
-                tmp.resolve("job"), List.of());
+        PeerVm.Result r = vm.run(
+                script("fails.sh", "echo FAIL: something\nexit 3\n"),
+                List.of(),
+                Duration.ofMinutes(1),
+                tmp.resolve("job"),
+                List.of());
         assertEquals(3, r.rc());
         assertTrue(r.output().contains("FAIL: something"), r.output());
         assertEquals(1, attempts().size());
@@ -151,11 +179,15 @@ class PeerVmWatchdogTest {
     @Test
     void servingVmRetriesAStalledBootThenServesUntilStopped() throws Exception {
         boots("stall", "ok");
-        Path serve = script("serve.sh", "echo setting up\necho \"PEERVM READY (fake) args $*\"\n"
-                + "while [ ! -e stop ]; do sleep 0.1; done\necho stopping\n");
+        Path serve = script(
+                "serve.sh",
+                "echo setting up\necho \"PEERVM READY (fake) args $*\"\n"
+                        + "while [ ! -e stop ]; do sleep 0.1; done\necho stopping\n");
         try (PeerVm.Running r = vm.start(serve, List.of("x"), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
             assertEquals(1, r.boot().failures().size());
-            assertTrue(r.await("^PEERVM READY \\(fake\\) args (\\S+)$", Duration.ofSeconds(30)).group(1).equals("x"));
+            assertTrue(r.await("^PEERVM READY \\(fake\\) args (\\S+)$", Duration.ofSeconds(30))
+                    .group(1)
+                    .equals("x"));
             assertTrue(r.isAlive());
             assertEquals(0, r.stop(Duration.ofSeconds(30)));
             assertTrue(r.output().contains("stopping"), r.output());
@@ -169,9 +201,11 @@ class PeerVmWatchdogTest {
     void servingVmThatNeverGetsReadyIsATestFailureNotARetry() throws Exception {
         Path serve = script("broken.sh", "echo modprobe: FATAL: module nvmet not found\nexit 1\n");
         try (PeerVm.Running r = vm.start(serve, List.of(), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
-            IllegalStateException e = assertThrows(IllegalStateException.class,
-                    () -> r.await("^PEERVM READY", Duration.ofSeconds(30)));
-            assertTrue(e.getMessage().contains("the peer VM ended (rc 1) before printing /^PEERVM READY/"), e.getMessage());
+            IllegalStateException e =
+                    assertThrows(IllegalStateException.class, () -> r.await("^PEERVM READY", Duration.ofSeconds(30)));
+            assertTrue(
+                    e.getMessage().contains("the peer VM ended (rc 1) before printing /^PEERVM READY/"),
+                    e.getMessage());
             assertTrue(e.getMessage().contains("module nvmet not found"), e.getMessage());
         }
         assertEquals(1, attempts().size());
@@ -205,7 +239,9 @@ class PeerVmWatchdogTest {
                 System.setProperty(PeerVm.BOOT_TIMEOUT_PROPERTY, old);
             }
         }
-        assertTrue(PeerVm.BOOT_DONE.matcher("\r\nLoading...\npeer-init[5.73s]: boot done\r\n").find());
+        assertTrue(PeerVm.BOOT_DONE
+                .matcher("\r\nLoading...\npeer-init[5.73s]: boot done\r\n")
+                .find());
         assertTrue(PeerVm.freePort() > 0);
         assertEquals("b\nc", PeerVm.tail("a\nb\nc", 2));
     }
@@ -217,9 +253,13 @@ class PeerVmWatchdogTest {
                 + "----- end of kernel log\nrun.sh: rc=0\n";
         String k = PeerVm.kernelLog(out);
         assertTrue(k.startsWith("[ 1.0] nvmet: creating") && k.endsWith("expired!\n"), k);
-        assertEquals(List.of("[ 2.0] nvmet_tcp: queue 3: failed to map data",
-                "[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"), PeerVm.complaints(k, line -> false));
-        assertEquals(List.of("[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"),
+        assertEquals(
+                List.of(
+                        "[ 2.0] nvmet_tcp: queue 3: failed to map data",
+                        "[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"),
+                PeerVm.complaints(k, line -> false));
+        assertEquals(
+                List.of("[ 3.0] nvmet: ctrl 1 keep-alive timer (5 seconds) expired!"),
                 PeerVm.complaints(k, line -> line.endsWith("failed to map data")));
         assertEquals("(no kernel log in the guest output)", PeerVm.kernelLog("PEERVM READY\n"));
     }

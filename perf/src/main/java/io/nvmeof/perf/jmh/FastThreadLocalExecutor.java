@@ -1,7 +1,6 @@
 package io.nvmeof.perf.jmh;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
-
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +14,12 @@ import java.util.concurrent.TimeUnit;
 public final class FastThreadLocalExecutor extends ThreadPoolExecutor {
     /** The constructor JMH's CUSTOM executor calls. */
     public FastThreadLocalExecutor(int maxThreads, String prefix) {
-        super(maxThreads, maxThreads, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(),
+        super(
+                maxThreads,
+                maxThreads,
+                1,
+                TimeUnit.MINUTES,
+                new LinkedBlockingQueue<>(),
                 new DefaultThreadFactory(prefix, true));
     }
 }

@@ -2,6 +2,9 @@ package io.nvmeof.perf.jmh;
 
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Mode;
@@ -9,10 +12,6 @@ import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.concurrent.TimeUnit;
 
 /** SQE and CQE flyweights: fill a Read command, read it back; set and get a completion. Must allocate nothing. */
 @State(Scope.Thread)
@@ -45,7 +44,12 @@ public class FlyweightBenchmark {
         long l = lba++ & 0xFFFFF;
         sqe.wrap(b, 0).opcode(0x02).cid((int) l & 127).nsid(1).slba(l).nlb(7);
         sqe.sgl().set(0x5A, 0, 4096);
-        return sqe.opcode() + sqe.cid() + sqe.nsid() + sqe.slba() + sqe.nlb() + sqe.sgl().dataLength();
+        return sqe.opcode()
+                + sqe.cid()
+                + sqe.nsid()
+                + sqe.slba()
+                + sqe.nlb()
+                + sqe.sgl().dataLength();
     }
 
     @Benchmark

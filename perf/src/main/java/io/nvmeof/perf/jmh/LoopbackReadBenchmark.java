@@ -13,6 +13,10 @@ import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -23,11 +27,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One 4 KiB read at a time over loopback TCP, end to end in one JVM: our initiator library (callback form, one I/O
@@ -82,8 +81,10 @@ public class LoopbackReadBenchmark {
         IoMode mode = new IoMode(engine, hipri);
         TargetConfig config = new TargetConfig(
                 List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384, mode)),
-                List.of(new SubsystemConfig(NQN, true, List.of(), List.of(NamespaceConfig.of(1, 64L << 20)), null,
-                        null)), 256L << 20, 0);
+                List.of(new SubsystemConfig(
+                        NQN, true, List.of(), List.of(NamespaceConfig.of(1, 64L << 20)), null, null)),
+                256L << 20,
+                0);
         target = NvmeTarget.start(config);
         InetSocketAddress a = target.boundAddresses().get(0);
         String uri = "nvme+tcp://127.0.0.1:" + a.getPort() + "/" + NQN + "?queues=1&depth=32&engine=" + engine

@@ -13,6 +13,9 @@ import io.nvmeof.transport.tcp.IcRespPdu;
 import io.nvmeof.transport.tcp.NvmeTcpPdu;
 import io.nvmeof.transport.tcp.NvmeTcpPduDecoder;
 import io.nvmeof.transport.tcp.PduHeader;
+import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.CRC32C;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -24,10 +27,6 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-
-import java.nio.ByteBuffer;
-import java.util.concurrent.TimeUnit;
-import java.util.zip.CRC32C;
 
 /**
  * NVMe/TCP PDU coding as the transport does it per I/O, allocation included:
@@ -43,8 +42,12 @@ import java.util.zip.CRC32C;
  * {@code FastThreadLocalThread}s (the event loops, where the transport runs); the fork runs JMH's workers on such
  * threads ({@link FastThreadLocalExecutor}) to measure what an event loop sees.
  */
-@Fork(jvmArgsAppend = {"-Djmh.executor=CUSTOM", "-Djmh.executor.class=io.nvmeof.perf.jmh.FastThreadLocalExecutor",
-        "-Dio.netty.leakDetection.level=disabled"})
+@Fork(
+        jvmArgsAppend = {
+            "-Djmh.executor=CUSTOM",
+            "-Djmh.executor.class=io.nvmeof.perf.jmh.FastThreadLocalExecutor",
+            "-Dio.netty.leakDetection.level=disabled"
+        })
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -63,8 +66,8 @@ public class PduCodecBenchmark {
     private final C2hDataPdu c2h = new C2hDataPdu();
     private final CapsuleRespPdu resp = new CapsuleRespPdu();
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
-    private final ByteBuffer cqeBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH)
-            .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer cqeBuffer =
+            ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     private int cid;
 
     /** Counts and releases what the decoder emits, as the host handler does. */
@@ -83,8 +86,8 @@ public class PduCodecBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20)
-                .sendTermReqOnFault(false);
+        NvmeTcpPduDecoder decoder =
+                new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.HOST, 0, 1 << 20).sendTermReqOnFault(false);
         channel = new EmbeddedChannel();
         channel.config().setAllocator(PooledByteBufAllocator.DEFAULT);
         channel.pipeline().addLast(decoder, sink);
@@ -163,7 +166,8 @@ public class PduCodecBenchmark {
         cqe.cid(cid).status(0).dw0(0).sqhd(cid);
         out.setBytes(resp.cqeIndex(), cqeBuffer.array(), 0, CompletionQueueEntry.LENGTH);
         if (digests) {
-            out.setIntLE(trailer + CapsuleRespPdu.HLEN,
+            out.setIntLE(
+                    trailer + CapsuleRespPdu.HLEN,
                     Crc32c.computeHeader(crc, scratch, out, trailer, CapsuleRespPdu.HLEN));
         }
         out.writerIndex(trailer + CapsuleRespPdu.HLEN + hd);

@@ -72,8 +72,15 @@ class CompareNvmetIT {
         Path script = PeerVm.copyResource(CompareNvmetIT.class, "/interop/serve-nvmet-perf.sh", work);
         int port = PeerVm.freePort();
         target = "nvme+tcp://127.0.0.1:" + port + "/" + NQN + "?nsid=1";
-        vm = peer.startServing(script, List.of(NS_SIZE, "1500"), port, 4420, Duration.ofMinutes(30), work.resolve("job"),
-                "^PEERVM READY", Duration.ofMinutes(4));
+        vm = peer.startServing(
+                script,
+                List.of(NS_SIZE, "1500"),
+                port,
+                4420,
+                Duration.ofMinutes(30),
+                work.resolve("job"),
+                "^PEERVM READY",
+                Duration.ofMinutes(4));
     }
 
     @AfterAll
@@ -95,9 +102,26 @@ class CompareNvmetIT {
     @Test
     @Order(1)
     void compareJsonEveryTcpSetupDidIoRdmaUnavailable() throws Exception {
-        Proc p = perf("compare", "--target", target, "--setups", String.join(",", TCP_SETUPS) + ",rdma",
-                "--rw", "randread,randwrite", "--bs", "4k", "--iodepth", "4", "--runtime", "2", "--ramp_time", "0",
-                "--size", "16m", "--output-format", "json");
+        Proc p = perf(
+                "compare",
+                "--target",
+                target,
+                "--setups",
+                String.join(",", TCP_SETUPS) + ",rdma",
+                "--rw",
+                "randread,randwrite",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "4",
+                "--runtime",
+                "2",
+                "--ramp_time",
+                "0",
+                "--size",
+                "16m",
+                "--output-format",
+                "json");
         assertEquals(0, p.rc, "compare exit code\n" + p);
         JsonNode root = json.readTree(p.out);
         JsonNode cmp = root.get("nvmeof");
@@ -121,7 +145,8 @@ class CompareNvmetIT {
             assertEquals("tcp", s.get("transport").asText(), name);
             if (name.equals("tcp-io_uring") && !ioUring) {
                 assertFalse(s.path("unavailable").asText().isBlank(), "tcp-io_uring without io_uring: " + s);
-                System.out.println("tcp-io_uring unavailable here, as expected: " + s.get("unavailable").asText());
+                System.out.println("tcp-io_uring unavailable here, as expected: "
+                        + s.get("unavailable").asText());
                 continue;
             }
             assertTrue(s.path("unavailable").isMissingNode(), name + " ran against nvmet: " + s);
@@ -133,7 +158,10 @@ class CompareNvmetIT {
         for (JsonNode point : points) {
             String rw = point.get("rw").asText();
             String dir = rw.equals("randread") ? "read" : "write";
-            assertEquals(rdmaWhy, point.get("results").get("rdma").path("unavailable").asText(), "rdma, " + rw);
+            assertEquals(
+                    rdmaWhy,
+                    point.get("results").get("rdma").path("unavailable").asText(),
+                    "rdma, " + rw);
             for (String name : measured) {
                 JsonNode r = point.get("results").get(name);
                 String where = name + " " + point.get("workload").asText() + ": " + r;
@@ -147,17 +175,28 @@ class CompareNvmetIT {
                 JsonNode job = fio.get("jobs").get(0);
                 assertEquals(0, job.get("error").asInt(), where);
                 assertTrue(job.get(dir).get("total_ios").asLong() > 0, where);
-                assertEquals(0, job.get(rw.equals("randread") ? "write" : "read").get("total_ios").asLong(), where);
+                assertEquals(
+                        0,
+                        job.get(rw.equals("randread") ? "write" : "read")
+                                .get("total_ios")
+                                .asLong(),
+                        where);
                 JsonNode n = fio.get("nvmeof");
                 assertEquals(name, n.get("setup").asText(), where);
-                assertTrue(n.get("target").asText().startsWith(target + "&"), "the URI used, with the setup's options, "
-                        + where);
+                assertTrue(
+                        n.get("target").asText().startsWith(target + "&"),
+                        "the URI used, with the setup's options, " + where);
                 assertEquals(4096, n.get("block_size").asInt(), where);
                 assertTrue(n.get("cpu").get("target").isNull(), where);
-                assertTrue(n.get("target_cpu_unknown").asText().contains("target model 'Linux' is not nvmeof-java"),
+                assertTrue(
+                        n.get("target_cpu_unknown").asText().contains("target model 'Linux' is not nvmeof-java"),
                         "the reason the target CPU is unknown, " + where);
-                System.out.printf("%-14s %-18s %8.0f IOPS, p50 %.0f us (emulated VM: not a measurement)%n", name,
-                        point.get("workload").asText(), r.get("iops").asDouble(), r.get("clat_p50_ns").asLong() / 1e3);
+                System.out.printf(
+                        "%-14s %-18s %8.0f IOPS, p50 %.0f us (emulated VM: not a measurement)%n",
+                        name,
+                        point.get("workload").asText(),
+                        r.get("iops").asDouble(),
+                        r.get("clat_p50_ns").asLong() / 1e3);
             }
         }
         assertFalse(p.err.contains("LEAK:"), "Netty leak reports\n" + p.err);
@@ -166,15 +205,32 @@ class CompareNvmetIT {
     @Test
     @Order(2)
     void compareHumanTable() throws Exception {
-        Proc p = perf("compare", "--target", target, "--setups", "tcp,rdma", "--rw", "randread", "--bs", "4k",
-                "--iodepth", "1", "--runtime", "2", "--ramp_time", "0", "--size", "16m");
+        Proc p = perf(
+                "compare",
+                "--target",
+                target,
+                "--setups",
+                "tcp,rdma",
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "1",
+                "--runtime",
+                "2",
+                "--ramp_time",
+                "0",
+                "--size",
+                "16m");
         assertEquals(0, p.rc, "compare exit code\n" + p);
         String t = p.out; // printed by perf()
         assertTrue(t.startsWith("nvmeof-perf compare: 1 workload point(s) x 2 setup(s)"), t);
         assertTrue(t.contains("target: " + target), t);
         assertTrue(t.contains("| tcp "), t);
         assertTrue(t.contains("| rdma"), t);
-        Matcher row = Pattern.compile("(?m)^randread 4k qd1 +\\| +(\\S+) .*\\| unavailable: it uses rdma").matcher(t);
+        Matcher row = Pattern.compile("(?m)^randread 4k qd1 +\\| +(\\S+) .*\\| unavailable: it uses rdma")
+                .matcher(t);
         assertTrue(row.find(), "a row with tcp's figures and rdma unavailable:\n" + t);
         assertFalse(row.group(1).equals("0") || row.group(1).startsWith("failed"), "tcp IOPS " + row.group(1));
         assertTrue(t.contains("rdma: unavailable: it uses rdma and the target is nvme+tcp://"), t);
@@ -187,8 +243,25 @@ class CompareNvmetIT {
     void verifiedWriteAndReadBackOverTcpAndDigests() throws Exception {
         long size = 8L << 20;
         for (String setup : List.of("tcp", "tcp-digest")) {
-            Proc p = perf("--target", target, "--setup", setup, "--rw", "randwrite", "--bs", "4k", "--iodepth", "8",
-                    "--offset", "64m", "--size", "8m", "--verify", "crc32c", "--output-format", "json");
+            Proc p = perf(
+                    "--target",
+                    target,
+                    "--setup",
+                    setup,
+                    "--rw",
+                    "randwrite",
+                    "--bs",
+                    "4k",
+                    "--iodepth",
+                    "8",
+                    "--offset",
+                    "64m",
+                    "--size",
+                    "8m",
+                    "--verify",
+                    "crc32c",
+                    "--output-format",
+                    "json");
             assertEquals(0, p.rc, setup + " --verify crc32c exit code\n" + p);
             JsonNode root = json.readTree(p.out);
             JsonNode job = root.get("jobs").get(0);
@@ -231,7 +304,10 @@ class CompareNvmetIT {
         Path out = work.resolve("perf-" + n + ".out");
         Path err = work.resolve("perf-" + n + ".err");
         long t0 = System.nanoTime();
-        Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process p = new ProcessBuilder(cmd)
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
         int rc;
         if (p.waitFor(5, TimeUnit.MINUTES)) {
             rc = p.exitValue();
@@ -243,8 +319,13 @@ class CompareNvmetIT {
         }
         Proc r = new Proc(rc, PeerVm.read(out), PeerVm.read(err));
         boolean json = rc == 0 && r.out.startsWith("{");
-        System.out.printf("--- nvmeof-perf %s (rc %d, %.1f s) ---%n%s%n--- stderr ---%n%s%n", String.join(" ", args), rc,
-                (System.nanoTime() - t0) / 1e9, json ? "(" + r.out.length() + " chars of JSON)" : r.out, r.err);
+        System.out.printf(
+                "--- nvmeof-perf %s (rc %d, %.1f s) ---%n%s%n--- stderr ---%n%s%n",
+                String.join(" ", args),
+                rc,
+                (System.nanoTime() - t0) / 1e9,
+                json ? "(" + r.out.length() + " chars of JSON)" : r.out,
+                r.err);
         return r;
     }
 
@@ -266,15 +347,25 @@ class CompareNvmetIT {
         Path build = launcher.getParent().getParent().resolve("perf/build");
         Path jar;
         try (var files = Files.list(build)) {
-            jar = files.filter(f -> f.getFileName().toString().matches("nvmeof-perf-.*(?<!-tests)\\.jar")).findFirst()
+            jar = files.filter(f -> f.getFileName().toString().matches("nvmeof-perf-.*(?<!-tests)\\.jar"))
+                    .findFirst()
                     .orElse(null);
         }
-        assertTrue(jar != null && Files.isDirectory(build.resolve("lib")), "perf not packaged (no jar or build/lib in "
-                + build + "): run mvn verify, not only mvn test");
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xms256m", "-Xmx1g",
-                "-XX:+UseG1GC", "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
-                "-Dio.netty.leakDetection.level=paranoid", "-Dio.netty.recycler.chunkSize=256",
-                "-cp", jar + ":" + build.resolve("lib") + "/*", main.group());
+        assertTrue(
+                jar != null && Files.isDirectory(build.resolve("lib")),
+                "perf not packaged (no jar or build/lib in " + build + "): run mvn verify, not only mvn test");
+        return List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xms256m",
+                "-Xmx1g",
+                "-XX:+UseG1GC",
+                "--add-exports",
+                "java.base/sun.nio.ch=ALL-UNNAMED",
+                "-Dio.netty.leakDetection.level=paranoid",
+                "-Dio.netty.recycler.chunkSize=256",
+                "-cp",
+                jar + ":" + build.resolve("lib") + "/*",
+                main.group());
     }
 
     static boolean ioUringAvailable() {

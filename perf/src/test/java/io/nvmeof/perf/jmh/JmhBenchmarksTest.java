@@ -1,10 +1,17 @@
 package io.nvmeof.perf.jmh;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.util.ResourceLeakDetector;
+import java.util.Collection;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -12,14 +19,6 @@ import org.openjdk.jmh.runner.RunnerException;
 import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-import org.openjdk.jmh.profile.GCProfiler;
-
-import java.util.Collection;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Runs every JMH benchmark class briefly through the Runner API (in this JVM, one short iteration) so that they
@@ -52,8 +51,10 @@ class JmhBenchmarksTest {
         ChainedOptionsBuilder b = new OptionsBuilder()
                 .include(benchmark.getName() + "\\.")
                 .forks(forks)
-                .warmupIterations(1).warmupTime(TimeValue.milliseconds(300))
-                .measurementIterations(1).measurementTime(TimeValue.milliseconds(500))
+                .warmupIterations(1)
+                .warmupTime(TimeValue.milliseconds(300))
+                .measurementIterations(1)
+                .measurementTime(TimeValue.milliseconds(500))
                 .addProfiler(GCProfiler.class)
                 .shouldFailOnError(true);
         for (int i = 0; i + 1 < params.length; i += 2) {
@@ -109,7 +110,7 @@ class JmhBenchmarksTest {
         assertTrue(r.getPrimaryResult().getScore() > 0);
         // End to end allocation is reported, not asserted here: a short in-JVM run on a busy machine includes
         // warm-up noise (JIT, connection set-up). The measured figure is in the perf README.
-        System.out.println("loopback 4k read: " + r.getPrimaryResult().getScore() + " us/op, "
-                + allocNorm(r) + " B/op");
+        System.out.println(
+                "loopback 4k read: " + r.getPrimaryResult().getScore() + " us/op, " + allocNorm(r) + " B/op");
     }
 }

@@ -3,7 +3,6 @@ package io.nvmeof.transport.rdma;
 import io.nvmeof.core.util.DirectBuffers;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
-
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
@@ -19,8 +18,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class HostBuffers {
     /** One registered buffer: its native base address (0 if unknown: then only the same object matches). */
-    record Entry(ByteBuffer buffer, long base, int length, MemoryRegion region, ProtectionDomain pd, Object owner) {
-    }
+    record Entry(ByteBuffer buffer, long base, int length, MemoryRegion region, ProtectionDomain pd, Object owner) {}
 
     private static volatile Entry[] entries = new Entry[0];
 
@@ -31,8 +29,7 @@ final class HostBuffers {
     /** Host bytes put into a capsule (host→controller data up to the in-capsule size on I/O queues). */
     static final LongAdder IN_CAPSULE = new LongAdder();
 
-    private HostBuffers() {
-    }
+    private HostBuffers() {}
 
     static synchronized void add(Entry e) {
         Entry[] old = entries;

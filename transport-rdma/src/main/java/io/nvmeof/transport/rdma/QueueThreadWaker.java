@@ -1,7 +1,6 @@
 package io.nvmeof.transport.rdma;
 
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
-
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;

@@ -51,16 +51,26 @@ public final class RdmaCmReject extends Flyweight {
     /** A name for logs and exception messages. */
     public static String stsName(int sts) {
         switch (sts) {
-            case STS_INVALID_LEN: return "invalid private data length";
-            case STS_INVALID_RECFMT: return "invalid RECFMT";
-            case STS_INVALID_QID: return "invalid QID";
-            case STS_INVALID_HSQSIZE: return "invalid HSQSIZE";
-            case STS_INVALID_HRQSIZE: return "invalid HRQSIZE";
-            case STS_NO_RSC: return "no resources";
-            case STS_INVALID_IRD: return "invalid IRD";
-            case STS_INVALID_ORD: return "invalid ORD";
-            case STS_INVALID_CNTLID: return "invalid CNTLID";
-            default: return "unknown status";
+            case STS_INVALID_LEN:
+                return "invalid private data length";
+            case STS_INVALID_RECFMT:
+                return "invalid RECFMT";
+            case STS_INVALID_QID:
+                return "invalid QID";
+            case STS_INVALID_HSQSIZE:
+                return "invalid HSQSIZE";
+            case STS_INVALID_HRQSIZE:
+                return "invalid HRQSIZE";
+            case STS_NO_RSC:
+                return "no resources";
+            case STS_INVALID_IRD:
+                return "invalid IRD";
+            case STS_INVALID_ORD:
+                return "invalid ORD";
+            case STS_INVALID_CNTLID:
+                return "invalid CNTLID";
+            default:
+                return "unknown status";
         }
     }
 }

@@ -16,7 +16,6 @@ import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
 import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
-
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -63,9 +62,11 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     public static final int RESPONDER_RESOURCES = 16;
     /** In-capsule bytes a capsule slot can carry (the controller's IOCCSZ may allow less). */
     public static final int MAX_IN_CAPSULE = 8192;
+
     private static final int CAPSULE = SubmissionQueueEntry.LENGTH + MAX_IN_CAPSULE;
     /** Pool bytes registered per size class at connect (at least two buffers per class). */
     private static final int POOL_BYTES_PER_CLASS = Integer.getInteger("nvmeof.rdma.hostPoolBytesPerClass", 2 << 20);
+
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
@@ -164,13 +165,22 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             int sts = rej.remaining() >= RdmaCmReject.LENGTH ? rej.getShort(RdmaCmReject.STS_OFFSET) & 0xFFFF : -1;
             byte[] bytes = new byte[rej.remaining()];
             rej.get(0, bytes);
-            throw new NvmeRdmaRejectedException("controller at " + options.address() + " rejected NVMe/RDMA queue "
-                    + options.qid() + (sts >= 0 ? ": STS " + sts + " (" + RdmaCmReject.stsName(sts) + ")"
-                    : " without a status"), bytes, sts);
+            throw new NvmeRdmaRejectedException(
+                    "controller at " + options.address() + " rejected NVMe/RDMA queue "
+                            + options.qid()
+                            + (sts >= 0
+                                    ? ": STS " + sts + " (" + RdmaCmReject.stsName(sts) + ")"
+                                    : " without a status"),
+                    bytes,
+                    sts);
         } catch (IOException | RuntimeException e) {
             q.freeRegions();
-            throw e instanceof IOException ? (IOException) e : new IOException("cannot connect NVMe/RDMA queue "
-                    + options.qid() + " to " + options.address() + ": " + e.getMessage(), e);
+            throw e instanceof IOException
+                    ? (IOException) e
+                    : new IOException(
+                            "cannot connect NVMe/RDMA queue " + options.qid() + " to " + options.address() + ": "
+                                    + e.getMessage(),
+                            e);
         }
         q.conn = conn;
         q.start();
@@ -184,12 +194,16 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         this.cq = c.completionQueue();
         this.pd = c.protectionDomain();
         try {
-            recvMr = pd.register(pd.allocate(queueSize * CompletionQueueEntry.LENGTH), ProtectionDomain.ACCESS_LOCAL_WRITE);
+            recvMr = pd.register(
+                    pd.allocate(queueSize * CompletionQueueEntry.LENGTH), ProtectionDomain.ACCESS_LOCAL_WRITE);
             recvView = recvMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
             sendMr = pd.register(pd.allocate(queueSize * CAPSULE), ProtectionDomain.ACCESS_LOCAL_WRITE);
             sendView = sendMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
-            pool = new RegisteredBufferPool(pd, ProtectionDomain.ACCESS_LOCAL_WRITE | ProtectionDomain.ACCESS_REMOTE_READ
-                    | ProtectionDomain.ACCESS_REMOTE_WRITE);
+            pool = new RegisteredBufferPool(
+                    pd,
+                    ProtectionDomain.ACCESS_LOCAL_WRITE
+                            | ProtectionDomain.ACCESS_REMOTE_READ
+                            | ProtectionDomain.ACCESS_REMOTE_WRITE);
             for (int size = RegisteredBufferPool.MIN_SIZE; size <= RegisteredBufferPool.MAX_SIZE; size <<= 1) {
                 pool.prefill(size, Math.max(2, Math.min(queueSize, POOL_BYTES_PER_CLASS / size)));
             }
@@ -232,8 +246,11 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         if (terminated) {
             throw new IllegalStateException("queue " + qid + " is closed");
         }
-        MemoryRegion mr = pd.register(pd.allocate(size), ProtectionDomain.ACCESS_LOCAL_WRITE
-                | ProtectionDomain.ACCESS_REMOTE_READ | ProtectionDomain.ACCESS_REMOTE_WRITE);
+        MemoryRegion mr = pd.register(
+                pd.allocate(size),
+                ProtectionDomain.ACCESS_LOCAL_WRITE
+                        | ProtectionDomain.ACCESS_REMOTE_READ
+                        | ProtectionDomain.ACCESS_REMOTE_WRITE);
         ByteBuffer b = mr.buffer().order(ByteOrder.LITTLE_ENDIAN);
         HostBuffers.add(new HostBuffers.Entry(b, HostBuffers.address(b), size, mr, pd, this));
         if (terminated) { // closed meanwhile: terminate() may have missed it
@@ -310,16 +327,16 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         }
         int dir = direction(sqe);
         if (dir == 0) {
-            throw new IllegalArgumentException("data on a command without a data direction (opcode 0x"
-                    + Integer.toHexString(sqe.opcode()) + ")");
+            throw new IllegalArgumentException(
+                    "data on a command without a data direction (opcode 0x" + Integer.toHexString(sqe.opcode()) + ")");
         }
         if (dir == 3) {
             throw new IllegalArgumentException("bidirectional commands are not supported");
         }
         ByteBuffer b = command.dataBuffer();
         if (b == null || length < 0 || command.dataOffset() < 0 || command.dataOffset() > b.capacity() - length) {
-            throw new IllegalArgumentException("data region [" + command.dataOffset() + ", +" + length
-                    + ") outside the buffer");
+            throw new IllegalArgumentException(
+                    "data region [" + command.dataOffset() + ", +" + length + ") outside the buffer");
         }
         if (dir == 2 && b.isReadOnly()) {
             throw new IllegalArgumentException("a read into a read-only buffer");
@@ -490,7 +507,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                 try {
                     b = pool.take(length);
                 } catch (RuntimeException e) {
-                    fail(cid, command, new IOException("no registered buffer for " + length + " bytes: " + e.getMessage(), e));
+                    fail(
+                            cid,
+                            command,
+                            new IOException("no registered buffer for " + length + " bytes: " + e.getMessage(), e));
                     return;
                 }
                 bounce[cid] = b;

@@ -10,7 +10,6 @@ import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
-
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -68,11 +67,19 @@ final class RdmaTargetListener implements TargetListener {
         int maxQueueSize = Math.min(options.maxQueueSize(), RdmaTransport.MAX_QUEUE_SIZE);
         int inCapsule = Math.min(options.inCapsuleDataSize(), RdmaTransport.IN_CAPSULE_DATA_SIZE);
         String addr = bound.getAddress() != null ? bound.getAddress().getHostAddress() : bound.getHostString();
-        this.portInfo = new PortInfo(PortInfo.TRTYPE_RDMA,
+        this.portInfo = new PortInfo(
+                PortInfo.TRTYPE_RDMA,
                 bound.getAddress() instanceof Inet6Address ? PortInfo.ADRFAM_IPV6 : PortInfo.ADRFAM_IPV4,
-                addr, Integer.toString(bound.getPort()), options.portId(), maxQueueSize, inCapsule,
-                RdmaTransport.SGLS, RdmaTransport.MDTS, PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
-                new byte[] {1, 1, 1}); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (nvmeof-protocol.md §3.3, §6.6)
+                addr,
+                Integer.toString(bound.getPort()),
+                options.portId(),
+                maxQueueSize,
+                inCapsule,
+                RdmaTransport.SGLS,
+                RdmaTransport.MDTS,
+                PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
+                new byte[] {1, 1, 1
+                }); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (nvmeof-protocol.md §3.3, §6.6)
     }
 
     private void onConnectionRequest(ConnectionRequest request) {
@@ -102,8 +109,10 @@ final class RdmaTargetListener implements TargetListener {
         }
         int limit = qid == 0 ? ADMIN_QUEUE_SIZE : portInfo.maxQueueSize();
         if (hsqsize < 1 || hsqsize + 1 > limit) {
-            reject(request, RdmaCmReject.STS_INVALID_HSQSIZE, "HSQSIZE " + hsqsize + " for QID " + qid + " (at most "
-                    + (limit - 1) + ")");
+            reject(
+                    request,
+                    RdmaCmReject.STS_INVALID_HSQSIZE,
+                    "HSQSIZE " + hsqsize + " for QID " + qid + " (at most " + (limit - 1) + ")");
             return;
         }
         if (hrqsize < hsqsize + 1) {
@@ -136,13 +145,17 @@ final class RdmaTargetListener implements TargetListener {
             queue.close();
         }
         queue.start("nvme-rdma-q" + qid + "-" + queueCounter.incrementAndGet());
-        LOG.log(Level.DEBUG, () -> "accepted RDMA queue " + qid + " (HSQSIZE " + hsqsize + ", HRQSIZE " + hrqsize
-                + ", CNTLID " + req.cntlid() + ") from " + conn.remoteAddress());
+        LOG.log(
+                Level.DEBUG,
+                () -> "accepted RDMA queue " + qid + " (HSQSIZE " + hsqsize + ", HRQSIZE " + hrqsize + ", CNTLID "
+                        + req.cntlid() + ") from " + conn.remoteAddress());
     }
 
     private static void reject(ConnectionRequest request, int sts, String why) {
-        LOG.log(Level.WARNING, "rejecting NVMe/RDMA connect from " + request.remoteAddress() + ": " + why + " -> STS "
-                + sts + " (" + RdmaCmReject.stsName(sts) + ")");
+        LOG.log(
+                Level.WARNING,
+                "rejecting NVMe/RDMA connect from " + request.remoteAddress() + ": " + why + " -> STS " + sts + " ("
+                        + RdmaCmReject.stsName(sts) + ")");
         ByteBuffer rej = ByteBuffer.allocate(RdmaCmReject.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         RdmaCmReject r = new RdmaCmReject();
         r.wrap(rej, 0);

@@ -15,7 +15,6 @@ import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 import io.nvmeof.transport.rdma.verbs.QueuePair;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
-
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -53,6 +52,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     static final long KIND_READ = 3L << 62;
     /** Controller→host segments written one by one; more are coalesced into one bounce buffer. */
     static final int MAX_WRITE_SEGMENTS = 16;
+
     private static final Duration AWAIT = Duration.ofMillis(10);
 
     private final RdmaTargetListener listener;
@@ -166,7 +166,10 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
                 throw new IllegalStateException("the QueueAcceptor returned no QueueHandler");
             }
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, "QueueAcceptor failed for RDMA queue from " + conn.remoteAddress() + "; closing it", t);
+            LOG.log(
+                    Level.ERROR,
+                    "QueueAcceptor failed for RDMA queue from " + conn.remoteAddress() + "; closing it",
+                    t);
             closeCause = t;
             closeQueue();
             return;
@@ -239,8 +242,9 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     }
 
     private static String kindName(long kind) {
-        return kind == KIND_RECV ? "a receive" : kind == KIND_SEND ? "a response Send"
-                : kind == KIND_WRITE ? "an RDMA Write" : "an RDMA Read";
+        return kind == KIND_RECV
+                ? "a receive"
+                : kind == KIND_SEND ? "a response Send" : kind == KIND_WRITE ? "an RDMA Write" : "an RDMA Read";
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -256,8 +260,8 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             return;
         }
         if (length < SubmissionQueueEntry.LENGTH) {
-            fault(new NvmeRdmaProtocolException("RDMA queue " + qid + " from " + conn.remoteAddress() + ": a command capsule of "
-                    + length + " bytes (at least 64)"));
+            fault(new NvmeRdmaProtocolException("RDMA queue " + qid + " from " + conn.remoteAddress()
+                    + ": a command capsule of " + length + " bytes (at least 64)"));
             return;
         }
         r.reset();
@@ -311,7 +315,8 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             if (!r.hostToController) {
                 r.transportStatus = Status.dnr(Status.INVALID_FIELD); // nvmet: in-capsule data on a read
             } else if (offset < 0 || offset + length > inCapsuleSize) {
-                r.transportStatus = Status.dnr(Status.SGL_OFFSET_INVALID); // 0 on the admin queue (nvmeof-protocol.md §6.4)
+                r.transportStatus =
+                        Status.dnr(Status.SGL_OFFSET_INVALID); // 0 on the admin queue (nvmeof-protocol.md §6.4)
             } else if (offset + length > inCapsuleBytes) {
                 r.transportStatus = Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
             } else if (offset == 0) {
@@ -341,8 +346,8 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         }
         if (r.destinations) {
             if (r.segBytes != r.dataLength) {
-                throw new IllegalStateException("destinations cover " + r.segBytes + " of " + r.dataLength
-                        + " bytes (CID " + r.cid + ")");
+                throw new IllegalStateException(
+                        "destinations cover " + r.segBytes + " of " + r.dataLength + " bytes (CID " + r.cid + ")");
             }
             for (int i = 0; i < r.segCount; i++) {
                 if (r.segRegion[i] == null) {
@@ -593,8 +598,10 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     @Override
     public void connected(int qid, int sqsize, boolean sqFlowControlDisabled) {
         if (qid != this.qid || sqsize + 1 > slots) {
-            LOG.log(Level.WARNING, "Connect on RDMA queue " + this.qid + " (HSQSIZE " + (slots - 1) + ") names QID "
-                    + qid + " SQSIZE " + sqsize + ": the host may overrun the receive buffers");
+            LOG.log(
+                    Level.WARNING,
+                    "Connect on RDMA queue " + this.qid + " (HSQSIZE " + (slots - 1) + ") names QID " + qid + " SQSIZE "
+                            + sqsize + ": the host may overrun the receive buffers");
         }
     }
 

@@ -6,7 +6,6 @@ import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -25,7 +24,12 @@ import java.nio.ByteOrder;
  * host saw the response, so the Writes before it are done).
  */
 final class RdmaTargetRequest implements TargetRequest {
-    enum State { FREE, WITH_CORE, READING, DEAD }
+    enum State {
+        FREE,
+        WITH_CORE,
+        READING,
+        DEAD
+    }
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN);
 
@@ -48,6 +52,7 @@ final class RdmaTargetRequest implements TargetRequest {
     boolean hostToController;
     /** Write data in a bounce buffer (no direct placement) or an in-capsule copy at a non-zero offset. */
     RegisteredBufferPool.Buffer dataBuffer;
+
     ByteBuffer dataView;
     boolean dataRequested;
     DataReceiver receiver;
@@ -60,11 +65,13 @@ final class RdmaTargetRequest implements TargetRequest {
     MemoryRegion[] segRegion = new MemoryRegion[12];
     /** A bounce buffer standing in for an unregistered segment, or null. */
     RegisteredBufferPool.Buffer[] segBounce = new RegisteredBufferPool.Buffer[12];
+
     int segCount;
     int segBytes;
     boolean destinations;
     /** RDMA Reads: next segment to post, and how many are outstanding. */
     int nextRead;
+
     int readsOutstanding;
     /** Bytes of the keyed region covered by the RDMA Reads posted so far. */
     int readBytes;
@@ -83,8 +90,12 @@ final class RdmaTargetRequest implements TargetRequest {
         cqe.wrap(rspRegion, index * CompletionQueueEntry.LENGTH);
         int icd = recvSize - SubmissionQueueEntry.LENGTH;
         inCapsuleView = icd > 0
-                ? recvRegion.duplicate().position(index * recvSize + SubmissionQueueEntry.LENGTH)
-                        .limit(index * recvSize + recvSize).slice().order(ByteOrder.LITTLE_ENDIAN)
+                ? recvRegion
+                        .duplicate()
+                        .position(index * recvSize + SubmissionQueueEntry.LENGTH)
+                        .limit(index * recvSize + recvSize)
+                        .slice()
+                        .order(ByteOrder.LITTLE_ENDIAN)
                 : EMPTY;
     }
 
@@ -125,7 +136,10 @@ final class RdmaTargetRequest implements TargetRequest {
             r.release();
             throw new IllegalStateException("addDestination not allowed now (CID " + cid + ", state " + state + ")");
         }
-        if (length < 0 || (long) segBytes + length > dataLength || offset < 0 || offset > destination.capacity() - length) {
+        if (length < 0
+                || (long) segBytes + length > dataLength
+                || offset < 0
+                || offset > destination.capacity() - length) {
             r.release();
             throw new IllegalArgumentException("addDestination of " + length + " bytes at " + offset + " after "
                     + segBytes + " of " + dataLength + " (CID " + cid + ")");
@@ -221,8 +235,8 @@ final class RdmaTargetRequest implements TargetRequest {
                 try {
                     r.release();
                 } catch (RuntimeException e) {
-                    System.getLogger(RdmaTargetRequest.class.getName()).log(System.Logger.Level.ERROR,
-                            "a DataRelease failed", e);
+                    System.getLogger(RdmaTargetRequest.class.getName())
+                            .log(System.Logger.Level.ERROR, "a DataRelease failed", e);
                 }
             }
         }

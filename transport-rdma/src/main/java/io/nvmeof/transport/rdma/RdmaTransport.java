@@ -10,7 +10,6 @@ import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
 import io.nvmeof.transport.rdma.verbs.RdmaProviders;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,10 +33,12 @@ public final class RdmaTransport implements Transport {
     public static final String PROVIDER_PROPERTY = "nvmeof.rdma.provider";
     /** System property: "false" turns the target's zero copy (registered namespace memory) off, for comparison. */
     public static final String ZERO_COPY_PROPERTY = "nvmeof.rdma.zeroCopy";
+
     public static final int SGLS = 0x00100005;
     public static final int MDTS = 8;
     /** The largest transfer of one command: 2^MDTS × 4 KiB = 1 MiB. */
     public static final int MAX_TRANSFER = 1 << 20;
+
     public static final int IN_CAPSULE_DATA_SIZE = 4096;
     public static final int MAX_QUEUE_SIZE = 256;
     /** RDMA Reads the target keeps outstanding per queue at most (further limited by the host's offer). */
@@ -86,8 +87,9 @@ public final class RdmaTransport implements Transport {
         for (RdmaProvider p : fixed != null ? List.of(fixed) : RdmaProviders.all()) {
             reasons.add(p.name() + ": " + p.unavailableReason());
         }
-        return reasons.isEmpty() ? "no RDMA provider on the class path" : "no RDMA provider is available ("
-                + String.join("; ", reasons) + ")";
+        return reasons.isEmpty()
+                ? "no RDMA provider on the class path"
+                : "no RDMA provider is available (" + String.join("; ", reasons) + ")";
     }
 
     /** The provider for {@code ioMode}: see the class comment. */

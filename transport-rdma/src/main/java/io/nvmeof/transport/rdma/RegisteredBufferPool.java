@@ -2,7 +2,6 @@ package io.nvmeof.transport.rdma;
 
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -34,6 +33,7 @@ final class RegisteredBufferPool implements AutoCloseable {
         final MemoryRegion region;
         /** Offset of byte 0 of this buffer in {@link #region}. */
         final int regionOffset;
+
         final int capacity;
         final int sizeClass;
         final ByteBuffer view;
@@ -43,7 +43,11 @@ final class RegisteredBufferPool implements AutoCloseable {
             this.regionOffset = regionOffset;
             this.capacity = capacity;
             this.sizeClass = sizeClass;
-            this.view = regionBuffer.duplicate().position(regionOffset).limit(regionOffset + capacity).slice()
+            this.view = regionBuffer
+                    .duplicate()
+                    .position(regionOffset)
+                    .limit(regionOffset + capacity)
+                    .slice()
                     .order(ByteOrder.LITTLE_ENDIAN);
         }
 
@@ -55,8 +59,10 @@ final class RegisteredBufferPool implements AutoCloseable {
 
     private final ProtectionDomain pd;
     private final int access;
+
     @SuppressWarnings("unchecked")
     private final ArrayDeque<Buffer>[] free = new ArrayDeque[CLASSES];
+
     private final List<MemoryRegion> regions = new ArrayList<>();
     private int growths;
     private boolean closed;

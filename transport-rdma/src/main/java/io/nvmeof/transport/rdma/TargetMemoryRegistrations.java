@@ -4,7 +4,6 @@ import io.nvmeof.core.spi.MemoryObserver;
 import io.nvmeof.core.spi.RegisteredMemory;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
-
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
@@ -120,8 +119,10 @@ final class TargetMemoryRegistrations implements MemoryObserver {
             h.pd = pd;
             registrations++;
         } catch (Exception e) {
-            LOG.log(Level.WARNING, "cannot register " + h.memory.capacity() + " bytes of namespace memory; data for it is"
-                    + " copied: " + e);
+            LOG.log(
+                    Level.WARNING,
+                    "cannot register " + h.memory.capacity() + " bytes of namespace memory; data for it is"
+                            + " copied: " + e);
         }
     }
 

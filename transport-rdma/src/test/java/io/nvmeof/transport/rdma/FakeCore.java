@@ -10,7 +10,6 @@ import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.RegisteredMemory;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
@@ -87,7 +86,8 @@ final class FakeCore implements QueueAcceptor {
     final class Session implements QueueHandler, DataReceiver {
         final QueueChannel channel;
         final List<TargetRequest> held = new CopyOnWriteArrayList<>();
-        final java.util.Set<TargetRequest> placed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        final java.util.Set<TargetRequest> placed =
+                java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
         Session(QueueChannel channel) {
             this.channel = channel;

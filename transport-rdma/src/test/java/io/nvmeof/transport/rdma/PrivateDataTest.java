@@ -1,12 +1,11 @@
 package io.nvmeof.transport.rdma;
 
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HexFormat;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import org.junit.jupiter.api.Test;
 
 /** Golden bytes of the NVMe/RDMA CM private data (nvmeof-protocol.md §6.1). */
 class PrivateDataTest {

@@ -1,5 +1,9 @@
 package io.nvmeof.transport.rdma;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
@@ -10,19 +14,14 @@ import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The target side driven by a hand-made host on the raw verbs (software RNIC): SGL checks with their statuses,
@@ -35,12 +34,17 @@ class RawHostTargetTest {
     private RdmaConnection conn;
     private MemoryRegion recv;
     private MemoryRegion send;
-    private final WorkCompletion[] wcs = {new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()};
+    private final WorkCompletion[] wcs = {
+        new WorkCompletion(), new WorkCompletion(), new WorkCompletion(), new WorkCompletion()
+    };
 
     @BeforeEach
     void listen() throws Exception {
-        listener = (RdmaTargetListener) new RdmaTransport(provider).listen(new ListenerOptions(
-                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 64, 4096, 0, false), core);
+        listener = (RdmaTargetListener) new RdmaTransport(provider)
+                .listen(
+                        new ListenerOptions(
+                                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 64, 4096, 0, false),
+                        core);
         core.attach(listener.memoryObserver());
     }
 
@@ -58,18 +62,23 @@ class RawHostTargetTest {
         RdmaCmRequest r = new RdmaCmRequest();
         r.wrap(priv, 0);
         r.set(qid, 8, 7, qid == 0 ? 0 : 1);
-        conn = provider.connect(listener.localAddress(), new QueuePairAttributes(16, 8, 1, 1, 24, 4, 0), priv, c -> {
-            try {
-                ProtectionDomain pd = c.protectionDomain();
-                recv = pd.register(pd.allocate(8 * 16), ProtectionDomain.ACCESS_LOCAL_WRITE);
-                send = pd.register(pd.allocate(64 + 8192), ProtectionDomain.ACCESS_LOCAL_WRITE);
-                for (int i = 0; i < 8; i++) {
-                    c.queuePair().postRecv(i, recv, i * 16, 16);
-                }
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        }, Duration.ofSeconds(5));
+        conn = provider.connect(
+                listener.localAddress(),
+                new QueuePairAttributes(16, 8, 1, 1, 24, 4, 0),
+                priv,
+                c -> {
+                    try {
+                        ProtectionDomain pd = c.protectionDomain();
+                        recv = pd.register(pd.allocate(8 * 16), ProtectionDomain.ACCESS_LOCAL_WRITE);
+                        send = pd.register(pd.allocate(64 + 8192), ProtectionDomain.ACCESS_LOCAL_WRITE);
+                        for (int i = 0; i < 8; i++) {
+                            c.queuePair().postRecv(i, recv, i * 16, 16);
+                        }
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                },
+                Duration.ofSeconds(5));
         ByteBuffer acc = conn.peerPrivateData();
         if (acc.remaining() >= 4) {
             assertEquals(8, acc.getShort(acc.position() + 2), "CRQSIZE = HSQSIZE + 1");
@@ -153,8 +162,11 @@ class RawHostTargetTest {
         open(1);
         core.ns.put(5 * 4096, (byte) 0x77);
         ProtectionDomain pd = conn.protectionDomain();
-        MemoryRegion data = pd.register(pd.allocate(4096), ProtectionDomain.ACCESS_LOCAL_WRITE
-                | ProtectionDomain.ACCESS_REMOTE_WRITE | ProtectionDomain.ACCESS_REMOTE_READ);
+        MemoryRegion data = pd.register(
+                pd.allocate(4096),
+                ProtectionDomain.ACCESS_LOCAL_WRITE
+                        | ProtectionDomain.ACCESS_REMOTE_WRITE
+                        | ProtectionDomain.ACCESS_REMOTE_READ);
         SubmissionQueueEntry s = sqe();
         s.opcode(0x02).cid(9).slba(5).nlb(0).sgl().setKeyed(0x4F, data.address(), 4096, data.rkey());
         WorkCompletion wc = exchange(0);
@@ -163,8 +175,8 @@ class RawHostTargetTest {
         assertEquals(0, status(wc));
         assertEquals(0x77, data.buffer().get(0), "the data was RDMA-Written before the response");
         // a plain 0x40 gets a plain Send
-        MemoryRegion data2 = pd.register(pd.allocate(4096), ProtectionDomain.ACCESS_LOCAL_WRITE
-                | ProtectionDomain.ACCESS_REMOTE_WRITE);
+        MemoryRegion data2 = pd.register(
+                pd.allocate(4096), ProtectionDomain.ACCESS_LOCAL_WRITE | ProtectionDomain.ACCESS_REMOTE_WRITE);
         s = sqe();
         s.opcode(0x02).cid(10).slba(5).nlb(0).sgl().setKeyed(0x40, data2.address(), 4096, data2.rkey());
         wc = exchange(0);

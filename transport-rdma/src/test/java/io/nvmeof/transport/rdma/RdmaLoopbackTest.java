@@ -1,15 +1,17 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.Status;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
-import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.transport.rdma.soft.SoftRdmaProvider;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -24,14 +26,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Host queue against target listener, both of this module, in one JVM over the software RNIC (emulated), with a fake
@@ -45,8 +42,8 @@ class RdmaLoopbackTest {
 
     @BeforeEach
     void listen() throws IOException {
-        ListenerOptions o = new ListenerOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128,
-                16384, 0, false);
+        ListenerOptions o = new ListenerOptions(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 16384, 0, false);
         listener = (RdmaTargetListener) transport.listen(o, core);
         core.attach(listener.memoryObserver());
     }
@@ -61,8 +58,8 @@ class RdmaLoopbackTest {
     }
 
     private RdmaHostQueue connect(int qid, int size) throws IOException {
-        RdmaHostQueue q = (RdmaHostQueue) transport.connect(new HostQueueOptions(listener.localAddress(), qid, size,
-                qid == 0 ? 0 : 1, false, false, Duration.ofSeconds(5)));
+        RdmaHostQueue q = (RdmaHostQueue) transport.connect(new HostQueueOptions(
+                listener.localAddress(), qid, size, qid == 0 ? 0 : 1, false, false, Duration.ofSeconds(5)));
         queues.add(q);
         return q;
     }
@@ -73,7 +70,9 @@ class RdmaLoopbackTest {
         TestCommand c = TestCommand.connect(0, 0, 31);
         admin.submit(c);
         assertEquals(0, c.status());
-        assertTrue(core.connectDataSeen, "the admin Connect data was RDMA-Read by the target (keyed, nvmeof-protocol.md §7.4)");
+        assertTrue(
+                core.connectDataSeen,
+                "the admin Connect data was RDMA-Read by the target (keyed, nvmeof-protocol.md §7.4)");
         RdmaHostQueue io = connect(1, size);
         TestCommand ic = TestCommand.connect(0, 1, size - 1);
         io.submit(ic);
@@ -118,7 +117,8 @@ class RdmaLoopbackTest {
         for (int size = 4096; size <= 1 << 20; size <<= 1) {
             for (boolean registered : new boolean[] {false, true}) {
                 long slba = (cid * 17L) % 512;
-                ByteBuffer out = registered ? q.allocateBuffer(size).put(0, random(size, size, false), 0, size)
+                ByteBuffer out = registered
+                        ? q.allocateBuffer(size).put(0, random(size, size, false), 0, size)
                         : random(size, size + cid, size % 8192 == 0);
                 TestCommand w = TestCommand.write(cid % 32, slba, out, size);
                 q.submit(w);
@@ -154,8 +154,10 @@ class RdmaLoopbackTest {
         core.detach();
         System.setProperty(RdmaTransport.ZERO_COPY_PROPERTY, "false");
         try {
-            listener = (RdmaTargetListener) transport.listen(new ListenerOptions(
-                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 4096, 0, false), core);
+            listener = (RdmaTargetListener) transport.listen(
+                    new ListenerOptions(
+                            new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 4096, 0, false),
+                    core);
         } finally {
             System.clearProperty(RdmaTransport.ZERO_COPY_PROPERTY);
         }
@@ -231,7 +233,8 @@ class RdmaLoopbackTest {
                     ByteBuffer buf = ByteBuffer.allocateDirect(8192);
                     for (int i = 0; i < perThread; i++) {
                         int cid = base + (i % 16);
-                        TestCommand c = (i & 1) == 0 ? TestCommand.write(cid, base, buf, 8192)
+                        TestCommand c = (i & 1) == 0
+                                ? TestCommand.write(cid, base, buf, 8192)
                                 : TestCommand.read(cid, base, buf, 8192);
                         q.submit(c);
                         assertEquals(0, c.status());
@@ -282,8 +285,12 @@ class RdmaLoopbackTest {
     private int rawReject(SoftRdmaProvider p, byte[] priv, int responderResources) {
         io.nvmeof.transport.rdma.verbs.RdmaRejectedException e = assertThrows(
                 io.nvmeof.transport.rdma.verbs.RdmaRejectedException.class,
-                () -> p.connect(listener.localAddress(), new io.nvmeof.transport.rdma.verbs.QueuePairAttributes(
-                        8, 8, 1, 1, 16, responderResources, 0), ByteBuffer.wrap(priv), null, Duration.ofSeconds(5)));
+                () -> p.connect(
+                        listener.localAddress(),
+                        new io.nvmeof.transport.rdma.verbs.QueuePairAttributes(8, 8, 1, 1, 16, responderResources, 0),
+                        ByteBuffer.wrap(priv),
+                        null,
+                        Duration.ofSeconds(5)));
         ByteBuffer rej = e.privateData();
         assertEquals(4, rej.remaining());
         assertEquals(0, rej.getShort(0), "RECFMT");
@@ -320,7 +327,8 @@ class RdmaLoopbackTest {
         }
         assertEquals(1, closes.get());
         assertFalse(q.isOpen());
-        assertThrows(IllegalStateException.class, () -> q.submit(TestCommand.read(0, 0, ByteBuffer.allocate(4096), 4096)));
+        assertThrows(
+                IllegalStateException.class, () -> q.submit(TestCommand.read(0, 0, ByteBuffer.allocate(4096), 4096)));
         waitFor(() -> core.added.get() == core.released.get(), "the target released every held segment once");
         waitFor(() -> listener.openQueues() == 1, "only the admin queue is left");
     }

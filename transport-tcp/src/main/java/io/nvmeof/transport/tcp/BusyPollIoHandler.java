@@ -49,6 +49,7 @@ final class BusyPollIoHandler implements IoHandler {
     private final NonBlocking context = new NonBlocking();
     /** nanoTime of the last turn with I/O events. */
     private long lastEvent = System.nanoTime();
+
     private boolean sleeping;
 
     private BusyPollIoHandler(IoHandler delegate, long idleNanos) {

@@ -15,6 +15,7 @@ package io.nvmeof.transport.tcp;
 public final class CapsuleCmdPdu extends PduHeader {
     /** HLEN of a CapsuleCmd: CH + 64-byte SQE (nvmeof-protocol.md §5.5). */
     public static final int HLEN = 72;
+
     public static final int SQE_OFFSET = 8;
 
     @Override

@@ -15,6 +15,7 @@ package io.nvmeof.transport.tcp;
 public final class CapsuleRespPdu extends PduHeader {
     /** HLEN of a CapsuleResp: CH + 16-byte CQE (nvmeof-protocol.md §5.5). */
     public static final int HLEN = 24;
+
     public static final int CQE_OFFSET = 8;
 
     @Override

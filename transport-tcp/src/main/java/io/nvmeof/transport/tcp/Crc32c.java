@@ -1,7 +1,6 @@
 package io.nvmeof.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
-
 import java.lang.reflect.Field;
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
@@ -17,8 +16,7 @@ import java.util.zip.CRC32C;
  * buffer instance; a composite direct buffer costs one {@code ByteBuffer[]}.
  */
 public final class Crc32c {
-    private Crc32c() {
-    }
+    private Crc32c() {}
 
     /**
      * One reusable direct {@link ByteBuffer} that is re-pointed (address and capacity, through {@code sun.misc.Unsafe},
@@ -61,7 +59,8 @@ public final class Crc32c {
         }
 
         /** A duplicate owns no memory and no cleaner: pointing it elsewhere frees nothing. */
-        private final ByteBuffer view = UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate();
+        private final ByteBuffer view =
+                UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate();
 
         /** True when {@link #at} works on this JVM. */
         public static boolean supported() {
@@ -97,7 +96,8 @@ public final class Crc32c {
         ByteBuffer direct;
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, length);
-        } else if (view != null && buf.hasMemoryAddress()
+        } else if (view != null
+                && buf.hasMemoryAddress()
                 && (direct = view.at(buf.memoryAddress() + index, length)) != null) {
             crc.update(direct);
         } else if (buf.nioBufferCount() == 1) {

@@ -2,7 +2,6 @@ package io.nvmeof.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 

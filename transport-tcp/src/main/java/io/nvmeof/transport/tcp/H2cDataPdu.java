@@ -15,6 +15,7 @@ package io.nvmeof.transport.tcp;
 public final class H2cDataPdu extends PduHeader {
     /** HLEN of H2CData, C2HData and R2T (nvmeof-protocol.md §5.6). */
     public static final int HLEN = 24;
+
     public static final int CCCID_OFFSET = 8;
     public static final int TTAG_OFFSET = 10;
     public static final int DATAO_OFFSET = 12;
@@ -43,8 +44,8 @@ public final class H2cDataPdu extends PduHeader {
     }
 
     /** Writes the 24-byte header of an H2CData PDU carrying {@code datal} bytes with no padding (nvmeof-protocol.md §5.6, §5.9). */
-    public H2cDataPdu set(boolean headerDigest, boolean dataDigest, boolean last, int cccid, int ttag, int datao,
-                          int datal) {
+    public H2cDataPdu set(
+            boolean headerDigest, boolean dataDigest, boolean last, int cccid, int ttag, int datao, int datal) {
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         int dd = dataDigest ? DIGEST_LENGTH : 0;
         int flags = (headerDigest ? FLAG_HDGSTF : 0) | (dataDigest ? FLAG_DDGSTF : 0) | (last ? FLAG_LAST_PDU : 0);

@@ -4,7 +4,6 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.util.NettyRuntime;
 import io.netty.util.concurrent.DefaultThreadFactory;
-
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -23,14 +22,14 @@ final class HostEventLoops {
     private static final Map<IoEngine, EventLoopGroup> SLEEPING = new EnumMap<>(IoEngine.class);
     private static final Map<IoEngine, EventLoopGroup> BUSY = new EnumMap<>(IoEngine.class);
 
-    private HostEventLoops() {
-    }
+    private HostEventLoops() {}
 
     static synchronized EventLoopGroup group(IoEngine engine, boolean busyPoll) {
         Map<IoEngine, EventLoopGroup> groups = busyPoll ? BUSY : SLEEPING;
         EventLoopGroup g = groups.get(engine);
         if (g == null) {
-            g = new MultiThreadIoEventLoopGroup(NettyRuntime.availableProcessors(),
+            g = new MultiThreadIoEventLoopGroup(
+                    NettyRuntime.availableProcessors(),
                     new DefaultThreadFactory("nvme-tcp-host-" + engine.id + (busyPoll ? "-busy" : ""), true),
                     engine.factory(busyPoll));
             groups.put(engine, g);

@@ -15,6 +15,7 @@ package io.nvmeof.transport.tcp;
 public final class IcReqPdu extends PduHeader {
     /** HLEN = PLEN = 128 (nvmeof-protocol.md §5.4). */
     public static final int LENGTH = 128;
+
     public static final int PFV_OFFSET = 8;
     public static final int HPDA_OFFSET = 10;
     public static final int DGST_OFFSET = 11;

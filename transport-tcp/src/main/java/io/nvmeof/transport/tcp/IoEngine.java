@@ -15,7 +15,6 @@ import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.nvmeof.core.spi.IoMode;
-
 import java.io.IOException;
 import java.util.Locale;
 
@@ -65,23 +64,24 @@ enum IoEngine {
                 return IoUring.isAvailable() ? IO_URING : NIO;
             case "epoll":
                 if (!Epoll.isAvailable()) {
-                    throw new IOException("epoll unavailable: " + cause(Epoll.unavailabilityCause()),
-                            Epoll.unavailabilityCause());
+                    throw new IOException(
+                            "epoll unavailable: " + cause(Epoll.unavailabilityCause()), Epoll.unavailabilityCause());
                 }
                 return EPOLL;
             case "io_uring":
             case "io-uring":
             case "iouring":
                 if (!IoUring.isAvailable()) {
-                    throw new IOException("io_uring unavailable: " + cause(IoUring.unavailabilityCause()),
+                    throw new IOException(
+                            "io_uring unavailable: " + cause(IoUring.unavailabilityCause()),
                             IoUring.unavailabilityCause());
                 }
                 return IO_URING;
             case "nio":
                 return NIO;
             default:
-                throw new IllegalArgumentException("unknown I/O engine '" + mode.engine()
-                        + "' for tcp (auto, epoll, io_uring, nio)");
+                throw new IllegalArgumentException(
+                        "unknown I/O engine '" + mode.engine() + "' for tcp (auto, epoll, io_uring, nio)");
         }
     }
 

@@ -1,5 +1,9 @@
 package io.nvmeof.transport.tcp;
 
+import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_LAST_PDU;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -17,7 +21,6 @@ import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -30,10 +33,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.Consumer;
 import java.util.zip.CRC32C;
-
-import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_LAST_PDU;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
 
 /**
  * The host (initiator) side of one NVMe/TCP connection, i.e. one NVMe queue (nvmeof-protocol.md §5.1, §5.13), and the
@@ -68,8 +67,8 @@ import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
  * MPSC queue and schedules one preallocated drain task when none is pending, which writes everything queued and
  * flushes once. Callbacks run on the event loop.
  */
-public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter implements HostQueue,
-        NvmeTcpPduDecoder.C2hDataCheck, NvmeTcpPduDecoder.C2hDataSink {
+public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter
+        implements HostQueue, NvmeTcpPduDecoder.C2hDataCheck, NvmeTcpPduDecoder.C2hDataSink {
     private static final System.Logger LOG = System.getLogger(NvmeTcpHostHandler.class.getName());
 
     /** Any fabrics command may carry 8 KiB in-capsule on any queue (NVME_TCP_ADMIN_CCSZ, nvmeof-protocol.md §5.10). */
@@ -79,6 +78,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
      * soon as the header is in, before any of the data is passed on.
      */
     private static final int MAX_C2H_DATA = Integer.MAX_VALUE - 1024;
+
     private static final int DIRECTION_NONE = 0;
     private static final int DIRECTION_HOST_TO_CONTROLLER = 1;
     private static final int DIRECTION_CONTROLLER_TO_HOST = 2;
@@ -92,6 +92,7 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     private final CRC32C crc = new CRC32C();
     /** Reads the caller's direct data for the data digest without a per-buffer NIO view. */
     private final Crc32c.View crcView = new Crc32c.View();
+
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable drainTask = this::drain;
     private final Runnable flushTask = this::flushNow;
@@ -104,7 +105,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     private final R2tPdu r2t = new R2tPdu();
     private final H2cDataPdu h2cData = new H2cDataPdu();
     private final TermReqPdu termReq = new TermReqPdu();
-    private final ByteBuffer cqeBuffer = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+    private final ByteBuffer cqeBuffer =
+            ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
 
     // Shared with submitting threads.
@@ -189,7 +191,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             return;
         }
         icSent = true;
-        int dgst = (options.headerDigest() ? IcReqPdu.DGST_HEADER : 0) | (options.dataDigest() ? IcReqPdu.DGST_DATA : 0);
+        int dgst =
+                (options.headerDigest() ? IcReqPdu.DGST_HEADER : 0) | (options.dataDigest() ? IcReqPdu.DGST_DATA : 0);
         ByteBuf out = ctx.alloc().directBuffer(IcReqPdu.LENGTH);
         icReq.wrap(out, 0).set(0, 0, dgst, 0);
         out.writerIndex(IcReqPdu.LENGTH);
@@ -227,8 +230,10 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             }
         } catch (Throwable t) {
             // A bug here: this queue goes, nothing else does.
-            LOG.log(System.Logger.Level.ERROR, "failure handling " + pdu + " on queue " + qid + " to " + peer
-                    + "; closing it", t);
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "failure handling " + pdu + " on queue " + qid + " to " + peer + "; closing it",
+                    t);
             shutdown(t);
         } finally {
             pdu.release();
@@ -252,8 +257,10 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             if (cause instanceof IOException) {
                 LOG.log(System.Logger.Level.DEBUG, () -> "queue " + qid + " to " + peer + " failed: " + cause);
             } else {
-                LOG.log(System.Logger.Level.WARNING, "closing queue " + qid + " to " + peer
-                        + " after an unexpected error", cause);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "closing queue " + qid + " to " + peer + " after an unexpected error",
+                        cause);
             }
         }
         shutdown(cause);
@@ -261,8 +268,10 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        shutdown(new IOException(live ? "controller at " + peer + " closed the connection (queue " + qid + ")"
-                : "controller at " + peer + " closed the connection before its ICResp"));
+        shutdown(new IOException(
+                live
+                        ? "controller at " + peer + " closed the connection (queue " + qid + ")"
+                        : "controller at " + peer + " closed the connection before its ICResp"));
         super.channelInactive(ctx);
     }
 
@@ -277,7 +286,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
     /** ICResp checks of the Linux host (nvmeof-protocol.md §5.4); TYPE, HLEN, FLAGS, PDO and PLEN were checked by the decoder. */
     private void onIcResp(NvmeTcpPdu pdu) {
         IcRespPdu ic = icResp.wrap(pdu.buffer(), 0);
-        int wanted = (options.headerDigest() ? IcReqPdu.DGST_HEADER : 0) | (options.dataDigest() ? IcReqPdu.DGST_DATA : 0);
+        int wanted =
+                (options.headerDigest() ? IcReqPdu.DGST_HEADER : 0) | (options.dataDigest() ? IcReqPdu.DGST_DATA : 0);
         int got = ic.dgst() & (IcReqPdu.DGST_HEADER | IcReqPdu.DGST_DATA);
         long maxH2c = ic.maxH2cData();
         String problem = null;
@@ -314,7 +324,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             b.append("refused ").append(digestNames(refused));
         }
         if (unasked != 0) {
-            b.append(refused != 0 ? " and enabled " : "enabled ").append(digestNames(unasked))
+            b.append(refused != 0 ? " and enabled " : "enabled ")
+                    .append(digestNames(unasked))
                     .append(" that were not asked for");
         }
         return b.toString();
@@ -335,7 +346,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         }
         pdu.buffer().getBytes(CapsuleRespPdu.CQE_OFFSET, cqeBuffer.array(), 0, CompletionQueueEntry.LENGTH);
         if (r.digestError) {
-            cqe.status(Status.DATA_TRANSFER_ERROR); // nvmeof-protocol.md §5.8: the data is bad whatever the controller says
+            cqe.status(Status.DATA_TRANSFER_ERROR); // nvmeof-protocol.md §5.8: the data is bad whatever the controller
+            // says
         }
         complete(r);
     }
@@ -398,12 +410,14 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         try {
             TcpHostRequest r = requests[cid];
             if (!digestOk) {
-                r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error (nvmeof-protocol.md §5.8)
+                r.digestError = true; // the bytes are not trusted; the command fails with Data Transfer Error
+                // (nvmeof-protocol.md §5.8)
             }
             r.received = datao + datal;
             r.lastPdu = (flags & FLAG_LAST_PDU) != 0;
             if ((flags & FLAG_SUCCESS) != 0) {
-                // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (nvmeof-protocol.md §5.10), unless the data digest failed.
+                // No CapsuleResp follows: status 0, DW0 = DW1 = 0 (nvmeof-protocol.md §5.10), unless the data digest
+                // failed.
                 cqe.clear();
                 cqe.sqid(qid);
                 cqe.cid(cid);
@@ -411,8 +425,10 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
                 complete(r);
             }
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "failure ending C2HData for CID " + cid + " on queue " + qid + " to "
-                    + peer + "; closing it", t);
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "failure ending C2HData for CID " + cid + " on queue " + qid + " to " + peer + "; closing it",
+                    t);
             shutdown(t);
         }
     }
@@ -471,7 +487,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             }
             h2cData.wrap(out, prefix).set(headerDigest, dataDigest, last, r.cid, ttag, at, n);
             if (headerDigest) {
-                out.setIntLE(prefix + H2cDataPdu.HLEN,
+                out.setIntLE(
+                        prefix + H2cDataPdu.HLEN,
                         Crc32c.computeHeader(crc, headerScratch, out, prefix, H2cDataPdu.HLEN));
             }
             out.writerIndex(prefix + H2cDataPdu.HLEN + hd);
@@ -552,11 +569,12 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         int direction = direction(sqe);
         if (direction == DIRECTION_NONE) {
             throw new IllegalArgumentException(String.format(
-                    "opcode 0x%02x moves no data (bits 1:0 are 00, nvmeof-protocol.md §1.1) but dataLength is %d", sqe.opcode(), length));
+                    "opcode 0x%02x moves no data (bits 1:0 are 00, nvmeof-protocol.md §1.1) but dataLength is %d",
+                    sqe.opcode(), length));
         }
         if (direction != DIRECTION_HOST_TO_CONTROLLER && direction != DIRECTION_CONTROLLER_TO_HOST) {
-            throw new IllegalArgumentException(String.format(
-                    "opcode 0x%02x is bidirectional, which NVMe/TCP cannot carry", sqe.opcode()));
+            throw new IllegalArgumentException(
+                    String.format("opcode 0x%02x is bidirectional, which NVMe/TCP cannot carry", sqe.opcode()));
         }
         if (direction == DIRECTION_CONTROLLER_TO_HOST && b.isReadOnly()) {
             throw new IllegalArgumentException("a read-only buffer cannot receive data (CID " + sqe.cid() + ")");
@@ -611,9 +629,9 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
             }
         }
         if (inCapsule > 0) {
-            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);       // ICDOFF 0 (nvmeof-protocol.md §1.3)
+            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length); // ICDOFF 0 (nvmeof-protocol.md §1.3)
         } else {
-            sgl.set(SglDescriptor.ID_TCP_TRANSPORT, 0, length);    // data in PDUs, or LENGTH 0: none
+            sgl.set(SglDescriptor.ID_TCP_TRANSPORT, 0, length); // data in PDUs, or LENGTH 0: none
         }
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         int dd = inCapsule > 0 && dataDigest ? DIGEST_LENGTH : 0;
@@ -703,7 +721,10 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         try {
             c.onResponse(cqe);
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "HostCommand.onResponse failed for CID " + r.cid + " on queue " + qid, t);
+            LOG.log(
+                    System.Logger.Level.ERROR,
+                    "HostCommand.onResponse failed for CID " + r.cid + " on queue " + qid,
+                    t);
         }
     }
 
@@ -744,10 +765,15 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter imple
         closed = true;
         decoder.discardInput();
         if (!ready.isDone()) {
-            ready.completeExceptionally(cause instanceof IOException && cause.getMessage() != null
-                    && cause.getMessage().startsWith("controller at ") ? cause
-                    : new IOException("controller at " + peer + " failed the ICReq/ICResp exchange: "
-                    + (cause == null ? "queue closed" : cause.getMessage()), cause));
+            ready.completeExceptionally(
+                    cause instanceof IOException
+                                    && cause.getMessage() != null
+                                    && cause.getMessage().startsWith("controller at ")
+                            ? cause
+                            : new IOException(
+                                    "controller at " + peer + " failed the ICReq/ICResp exchange: "
+                                            + (cause == null ? "queue closed" : cause.getMessage()),
+                                    cause));
         }
         // Closing on the event loop releases what Netty still holds (e.g. H2CData views of caller buffers) before the
         // commands are failed, so a buffer is the caller's again once its command has been told.

@@ -1,16 +1,9 @@
 package io.nvmeof.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
-
-import java.util.List;
-import java.util.zip.CRC32C;
-
 import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
+import static io.nvmeof.transport.tcp.PduHeader.FLAGS_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.FLAG_DDGSTF;
 import static io.nvmeof.transport.tcp.PduHeader.FLAG_HDGSTF;
-import static io.nvmeof.transport.tcp.PduHeader.FLAGS_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.HLEN_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.PDO_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.PLEN_OFFSET;
@@ -29,6 +22,12 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_OUT_OF_RANGE;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_HEADER_DIGEST_ERROR;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import java.util.List;
+import java.util.zip.CRC32C;
 
 /**
  * Splits an NVMe/TCP byte stream into PDUs (nvmeof-protocol.md §5.1, §5.2) and checks every header against the
@@ -98,6 +97,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private final CRC32C crc = new CRC32C();
     /** Reads the cumulation's memory for the data digest without a per-buffer NIO view. */
     private final Crc32c.View crcView = new Crc32c.View();
+
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();
 
@@ -243,7 +243,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     return;
                 }
                 state = State.HEADER;
-                // fall through
+            // fall through
             case HEADER:
                 if (in.readableBytes() < hlen + hdgst) {
                     return;
@@ -257,7 +257,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     return;
                 }
                 state = State.BODY;
-                // fall through
+            // fall through
             case BODY:
                 if (in.readableBytes() < plen) {
                     return;
@@ -289,11 +289,23 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         if (!initialized) {
             int expected = role == Role.CONTROLLER ? TYPE_IC_REQ : TYPE_IC_RESP;
             if (type != expected) {
-                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field (nvmeof-protocol.md §5.7).
-                return legalLiveType(type) ? fault(ctx, in, start, FES_PDU_SEQUENCE_ERROR, 0,
-                        PduHeader.typeName(type) + " before " + PduHeader.typeName(expected))
-                        : fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
-                        "first PDU has type " + PduHeader.typeName(type));
+                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field
+                // (nvmeof-protocol.md §5.7).
+                return legalLiveType(type)
+                        ? fault(
+                                ctx,
+                                in,
+                                start,
+                                FES_PDU_SEQUENCE_ERROR,
+                                0,
+                                PduHeader.typeName(type) + " before " + PduHeader.typeName(expected))
+                        : fault(
+                                ctx,
+                                in,
+                                start,
+                                FES_INVALID_HEADER_FIELD,
+                                TYPE_OFFSET,
+                                "first PDU has type " + PduHeader.typeName(type));
             }
             // ICReq/ICResp: HLEN = PLEN = 128, no flags, PDO 0 (nvmeof-protocol.md §5.4).
             if (hlen != IcReqPdu.LENGTH) {
@@ -321,13 +333,21 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
             case TYPE_H2C_TERM_REQ:
             case TYPE_C2H_TERM_REQ:
                 if (type == termReqType) {
-                    return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
+                    return fault(
+                            ctx,
+                            in,
+                            start,
+                            FES_INVALID_HEADER_FIELD,
+                            TYPE_OFFSET,
                             PduHeader.typeName(type) + " in the wrong direction");
                 }
-                // The peer is terminating: never answer a TermReq with one (nvmeof-protocol.md §5.7); just close if it is malformed.
+                // The peer is terminating: never answer a TermReq with one (nvmeof-protocol.md §5.7); just close if it
+                // is malformed.
                 if (hlen != TermReqPdu.HLEN || plenLong < TermReqPdu.HLEN || plenLong > TermReqPdu.MAX_PLEN) {
-                    return closeSilently(ctx, in, "malformed " + PduHeader.typeName(type) + " (HLEN " + hlen
-                            + ", PLEN " + plenLong + ")");
+                    return closeSilently(
+                            ctx,
+                            in,
+                            "malformed " + PduHeader.typeName(type) + " (HLEN " + hlen + ", PLEN " + plenLong + ")");
                 }
                 plen = (int) plenLong;
                 dataLength = plen - TermReqPdu.HLEN;
@@ -365,50 +385,103 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                 return badType(ctx, in, start);
         }
         if (hlen != expectedHlen) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, HLEN_OFFSET,
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    HLEN_OFFSET,
                     PduHeader.typeName(type) + " with HLEN " + hlen + " (must be " + expectedHlen + ")");
         }
         if (((flags & FLAG_HDGSTF) != 0) != headerDigest) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, PduHeader.typeName(type)
-                    + (headerDigest ? " without HDGSTF (header digest negotiated)" : " with HDGSTF (not negotiated)"));
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    FLAGS_OFFSET,
+                    PduHeader.typeName(type)
+                            + (headerDigest
+                                    ? " without HDGSTF (header digest negotiated)"
+                                    : " with HDGSTF (not negotiated)"));
         }
         hdgst = headerDigest ? DIGEST_LENGTH : 0;
         long headerEnd = hlen + hdgst;
         if (plenLong < headerEnd) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    PLEN_OFFSET,
                     PduHeader.typeName(type) + " with PLEN " + plenLong + " < " + headerEnd);
         }
         if (plenLong == headerEnd) {
             // No data. H2CData/C2HData must carry some (0 < DATAL, nvmeof-protocol.md §5.10).
             if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+                return fault(
+                        ctx,
+                        in,
+                        start,
+                        FES_INVALID_HEADER_FIELD,
+                        PLEN_OFFSET,
                         PduHeader.typeName(type) + " without data");
             }
             plen = (int) plenLong;
             return true;
         }
         if (maxData == 0) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    PLEN_OFFSET,
                     PduHeader.typeName(type) + " with PLEN " + plenLong + " (must be " + headerEnd + ")");
         }
         if (((flags & FLAG_DDGSTF) != 0) != dataDigest) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, PduHeader.typeName(type)
-                    + (dataDigest ? " without DDGSTF (data digest negotiated)" : " with DDGSTF (not negotiated)"));
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    FLAGS_OFFSET,
+                    PduHeader.typeName(type)
+                            + (dataDigest
+                                    ? " without DDGSTF (data digest negotiated)"
+                                    : " with DDGSTF (not negotiated)"));
         }
         ddgst = dataDigest ? DIGEST_LENGTH : 0;
         if (pdo != headerEnd) {
-            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (nvmeof-protocol.md §5.9).
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PDO_OFFSET,
+            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (nvmeof-protocol.md
+            // §5.9).
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    PDO_OFFSET,
                     PduHeader.typeName(type) + " with PDO " + pdo + " (must be " + headerEnd + ")");
         }
         long data = plenLong - headerEnd - ddgst;
         if (data <= 0) {
-            return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET,
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_INVALID_HEADER_FIELD,
+                    PLEN_OFFSET,
                     PduHeader.typeName(type) + " with PLEN " + plenLong + " too small for its digests");
         }
         if (data > maxData) {
-            return fault(ctx, in, start, FES_DATA_LIMIT_EXCEEDED, 0,
-                    PduHeader.typeName(type) + " carries " + data + " data bytes, more than the " + maxData + " allowed");
+            return fault(
+                    ctx,
+                    in,
+                    start,
+                    FES_DATA_LIMIT_EXCEEDED,
+                    0,
+                    PduHeader.typeName(type) + " carries " + data + " data bytes, more than the " + maxData
+                            + " allowed");
         }
         plen = (int) plenLong;
         dataLength = (int) data;
@@ -421,19 +494,34 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
             int received = in.getIntLE(start + hlen);
             int computed = Crc32c.computeHeader(crc, headerScratch, in, start, hlen);
             if (received != computed) {
-                return fault(ctx, in, start, FES_HEADER_DIGEST_ERROR, received, String.format(
-                        "%s header digest 0x%08x, computed 0x%08x", PduHeader.typeName(type), received, computed));
+                return fault(
+                        ctx,
+                        in,
+                        start,
+                        FES_HEADER_DIGEST_ERROR,
+                        received,
+                        String.format(
+                                "%s header digest 0x%08x, computed 0x%08x",
+                                PduHeader.typeName(type), received, computed));
             }
         }
         if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
             long datal = in.getUnsignedIntLE(start + H2cDataPdu.DATAL_OFFSET);
             if (datal != dataLength) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, H2cDataPdu.DATAL_OFFSET,
+                return fault(
+                        ctx,
+                        in,
+                        start,
+                        FES_INVALID_HEADER_FIELD,
+                        H2cDataPdu.DATAL_OFFSET,
                         PduHeader.typeName(type) + " DATAL " + datal + " but PLEN leaves " + dataLength + " bytes");
             }
             if (type == TYPE_C2H_DATA && c2hDataCheck != null) {
-                String problem = c2hDataCheck.check(in.getUnsignedShortLE(start + C2hDataPdu.CCCID_OFFSET),
-                        in.getUnsignedIntLE(start + C2hDataPdu.DATAO_OFFSET), dataLength, flags);
+                String problem = c2hDataCheck.check(
+                        in.getUnsignedShortLE(start + C2hDataPdu.CCCID_OFFSET),
+                        in.getUnsignedIntLE(start + C2hDataPdu.DATAO_OFFSET),
+                        dataLength,
+                        flags);
                 if (problem != null) {
                     return fault(ctx, in, start, FES_DATA_OUT_OF_RANGE, 0, problem);
                 }
@@ -507,19 +595,27 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     }
 
     private boolean badType(ChannelHandlerContext ctx, ByteBuf in, int start) {
-        return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, TYPE_OFFSET,
-                "unexpected " + PduHeader.typeName(type) + " from the " + (role == Role.CONTROLLER ? "host" : "controller"));
+        return fault(
+                ctx,
+                in,
+                start,
+                FES_INVALID_HEADER_FIELD,
+                TYPE_OFFSET,
+                "unexpected " + PduHeader.typeName(type) + " from the "
+                        + (role == Role.CONTROLLER ? "host" : "controller"));
     }
 
     private boolean legalLiveType(int t) {
-        return role == Role.CONTROLLER ? t == TYPE_CAPSULE_CMD || t == TYPE_H2C_DATA || t == TYPE_H2C_TERM_REQ
+        return role == Role.CONTROLLER
+                ? t == TYPE_CAPSULE_CMD || t == TYPE_H2C_DATA || t == TYPE_H2C_TERM_REQ
                 : t == TYPE_CAPSULE_RESP || t == TYPE_C2H_DATA || t == TYPE_R2T || t == TYPE_C2H_TERM_REQ;
     }
 
     /** How many bytes of the offending header go into the TermReq: its HLEN if legal, else the common header. */
     private int copiedHeaderLength(ByteBuf in) {
         int legal = hlen >= PduHeader.LENGTH && hlen <= TermReqPdu.MAX_COPIED_HEADER && hlen == expectedHlen(type)
-                ? hlen : PduHeader.LENGTH;
+                ? hlen
+                : PduHeader.LENGTH;
         return Math.min(in.readableBytes(), legal);
     }
 

@@ -1,5 +1,14 @@
 package io.nvmeof.transport.tcp;
 
+import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_LAST_PDU;
+import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
+import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_TERM_REQ;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_OUT_OF_RANGE;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
+import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -17,20 +26,10 @@ import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.io.IOException;
 import java.net.SocketAddress;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.zip.CRC32C;
-
-import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_LAST_PDU;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_SUCCESS;
-import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_TERM_REQ;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_OUT_OF_RANGE;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
 
 /**
  * The controller side of one NVMe/TCP connection, i.e. one NVMe queue (nvmeof-protocol.md §5.1, §5.13), and the
@@ -78,6 +77,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final CRC32C crc = new CRC32C();
     /** Reads segment memory for the data digest without a per-source NIO view. */
     private final Crc32c.View crcView = new Crc32c.View();
+
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable flushTask = this::flushNow;
 
@@ -107,7 +107,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private int qid = -1;
     private boolean sqFlowControlDisabled;
 
-    // Slots: created lazily up to slotLimit, recycled through an int stack (CID-independent, nvmeof-protocol.md §5.10 TTAG).
+    // Slots: created lazily up to slotLimit, recycled through an int stack (CID-independent, nvmeof-protocol.md §5.10
+    // TTAG).
     private TcpTargetRequest[] slots = new TcpTargetRequest[16];
     private int slotCount;
     private int[] freeSlots = new int[16];
@@ -118,8 +119,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private boolean flushPending;
     private boolean flushScheduled;
 
-    public NvmeTcpTargetHandler(ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor,
-                                NvmeTcpPduDecoder decoder) {
+    public NvmeTcpTargetHandler(
+            ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor, NvmeTcpPduDecoder decoder) {
         this.options = options;
         this.portInfo = portInfo;
         this.acceptor = acceptor;
@@ -128,10 +129,12 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     }
 
     /** Adds the controller-side NVMe/TCP handlers (decoder, then this handler) to a new connection's pipeline. */
-    public static NvmeTcpTargetHandler install(ChannelPipeline pipeline, ListenerOptions options, PortInfo portInfo,
-                                               QueueAcceptor acceptor) {
-        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER,
-                Math.max(NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE, options.inCapsuleDataSize()), MAX_H2C_DATA);
+    public static NvmeTcpTargetHandler install(
+            ChannelPipeline pipeline, ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor) {
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(
+                NvmeTcpPduDecoder.Role.CONTROLLER,
+                Math.max(NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE, options.inCapsuleDataSize()),
+                MAX_H2C_DATA);
         NvmeTcpTargetHandler handler = new NvmeTcpTargetHandler(options, portInfo, acceptor, decoder);
         pipeline.addLast("nvme-tcp-decoder", decoder);
         pipeline.addLast("nvme-tcp-target", handler);
@@ -296,7 +299,11 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
         if (ic.hpda() != 0) {
             // Like nvmet we never pad C2HData, so we cannot honour a host alignment (nvmeof-protocol.md §5.4, §5.9).
-            fault(pdu, FES_UNSUPPORTED_PARAMETER, IcReqPdu.HPDA_OFFSET, "ICReq HPDA " + ic.hpda() + " (only 0 supported)");
+            fault(
+                    pdu,
+                    FES_UNSUPPORTED_PARAMETER,
+                    IcReqPdu.HPDA_OFFSET,
+                    "ICReq HPDA " + ic.hpda() + " (only 0 supported)");
             return;
         }
         int dgst = options.digestsAllowed() ? ic.dgst() & (IcReqPdu.DGST_HEADER | IcReqPdu.DGST_DATA) : 0;
@@ -348,20 +355,23 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
         if (inCapsuleBytes > 0 || (id == SglDescriptor.ID_IN_CAPSULE && length > 0)) {
             r.inCapsule = true;
-            int limit = fabrics || qid <= 0 ? NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE : options.inCapsuleDataSize();
+            int limit =
+                    fabrics || qid <= 0 ? NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE : options.inCapsuleDataSize();
             int status;
             if (id != SglDescriptor.ID_IN_CAPSULE) {
                 status = Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID);
             } else if (!hostToController) {
-                status = Status.dnr(Status.INVALID_FIELD);      // nvmet: in-capsule data on a read (nvmeof-protocol.md §7.6)
+                status = Status.dnr(Status.INVALID_FIELD); // nvmet: in-capsule data on a read (nvmeof-protocol.md §7.6)
             } else if (sgl.address() != 0) {
                 status = Status.dnr(Status.SGL_OFFSET_INVALID); // ICDOFF is 0 (nvmeof-protocol.md §1.3, §7.5)
             } else if (length > limit) {
-                status = Status.dnr(Status.SGL_OFFSET_INVALID); // more than the in-capsule size (nvmeof-protocol.md §1.3, §5.12)
+                status = Status.dnr(
+                        Status.SGL_OFFSET_INVALID); // more than the in-capsule size (nvmeof-protocol.md §1.3, §5.12)
             } else if (length != inCapsuleBytes) {
-                status = Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // SGL and PLEN must agree (nvmeof-protocol.md §5.5)
+                status =
+                        Status.dnr(Status.DATA_SGL_LENGTH_INVALID); // SGL and PLEN must agree (nvmeof-protocol.md §5.5)
             } else if (!pdu.dataDigestValid()) {
-                status = Status.DATA_TRANSFER_ERROR;           // nvmeof-protocol.md §5.8: fails the command, not the queue
+                status = Status.DATA_TRANSFER_ERROR; // nvmeof-protocol.md §5.8: fails the command, not the queue
             } else {
                 status = 0;
             }
@@ -403,7 +413,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         r.receiver = receiver;
         r.received = 0;
         r.state = TcpTargetRequest.State.AWAITING_DATA;
-        // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md §5.10).
+        // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md
+        // §5.10).
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         ByteBuf out = ctx.alloc().directBuffer(R2tPdu.HLEN + hd);
         r2t.wrap(out, 0).set(headerDigest, r.cid, r.index, 0, r.dataLength);
@@ -417,39 +428,56 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         H2cDataPdu h = h2cData.wrap(pdu.buffer(), 0);
         int ttag = h.ttag();
         if (ttag >= slotCount || slots[ttag].state != TcpTargetRequest.State.AWAITING_DATA) {
-            fault(pdu, FES_INVALID_HEADER_FIELD, H2cDataPdu.TTAG_OFFSET, "H2CData for TTAG " + ttag
-                    + ", which awaits no data");
+            fault(
+                    pdu,
+                    FES_INVALID_HEADER_FIELD,
+                    H2cDataPdu.TTAG_OFFSET,
+                    "H2CData for TTAG " + ttag + ", which awaits no data");
             return;
         }
         TcpTargetRequest r = slots[ttag];
         if (h.cccid() != r.cid) {
-            fault(pdu, FES_INVALID_HEADER_FIELD, H2cDataPdu.CCCID_OFFSET, "H2CData CCCID " + h.cccid()
-                    + " but TTAG " + ttag + " belongs to CID " + r.cid);
+            fault(
+                    pdu,
+                    FES_INVALID_HEADER_FIELD,
+                    H2cDataPdu.CCCID_OFFSET,
+                    "H2CData CCCID " + h.cccid() + " but TTAG " + ttag + " belongs to CID " + r.cid);
             return;
         }
         long datao = h.datao();
         int datal = pdu.dataLength(); // = DATAL, checked by the decoder
         if (datao != r.received) {
-            fault(pdu, FES_INVALID_HEADER_FIELD, H2cDataPdu.DATAO_OFFSET, "H2CData DATAO " + datao + " but "
-                    + r.received + " bytes received so far (CID " + r.cid + ")");
+            fault(
+                    pdu,
+                    FES_INVALID_HEADER_FIELD,
+                    H2cDataPdu.DATAO_OFFSET,
+                    "H2CData DATAO " + datao + " but " + r.received + " bytes received so far (CID " + r.cid + ")");
             return;
         }
         long end = datao + datal;
         if (end > r.dataLength) {
-            fault(pdu, FES_DATA_OUT_OF_RANGE, 0, "H2CData [" + datao + ", " + end + ") beyond the "
-                    + r.dataLength + " bytes of CID " + r.cid);
+            fault(
+                    pdu,
+                    FES_DATA_OUT_OF_RANGE,
+                    0,
+                    "H2CData [" + datao + ", " + end + ") beyond the " + r.dataLength + " bytes of CID " + r.cid);
             return;
         }
         boolean last = end == r.dataLength;
         if (pdu.hasFlag(FLAG_LAST_PDU) != last) {
-            fault(pdu, FES_INVALID_HEADER_FIELD, PduHeader.FLAGS_OFFSET, "H2CData ending at " + end + " of "
-                    + r.dataLength + (last ? " without" : " with") + " LAST_PDU (CID " + r.cid + ")");
+            fault(
+                    pdu,
+                    FES_INVALID_HEADER_FIELD,
+                    PduHeader.FLAGS_OFFSET,
+                    "H2CData ending at " + end + " of " + r.dataLength + (last ? " without" : " with")
+                            + " LAST_PDU (CID " + r.cid + ")");
             return;
         }
         if (pdu.dataDigestValid()) {
             r.data.buf.setBytes((int) datao, pdu.buffer(), pdu.dataIndex(), datal);
         } else {
-            r.dataDigestError = true; // keep consuming; the command fails with Data Transfer Error (nvmeof-protocol.md §5.8)
+            r.dataDigestError =
+                    true; // keep consuming; the command fails with Data Transfer Error (nvmeof-protocol.md §5.8)
         }
         r.received = (int) end;
         if (last) {
@@ -492,8 +520,14 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         if (sendData) {
             int dd = dataDigest ? DIGEST_LENGTH : 0;
             ByteBuf header = ctx.alloc().directBuffer(C2hDataPdu.HLEN + hd);
-            c2hData.wrap(header, 0).set(headerDigest, dataDigest, FLAG_LAST_PDU | (success ? FLAG_SUCCESS : 0),
-                    r.cid, 0, r.segmentBytes);
+            c2hData.wrap(header, 0)
+                    .set(
+                            headerDigest,
+                            dataDigest,
+                            FLAG_LAST_PDU | (success ? FLAG_SUCCESS : 0),
+                            r.cid,
+                            0,
+                            r.segmentBytes);
             finishHeader(header, C2hDataPdu.HLEN);
             ctx.write(header, ctx.voidPromise());
             if (dataDigest) {
@@ -522,10 +556,14 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             if (respLength > 0) {
                 capsuleResp.wrap(out, trailer).set(headerDigest);
                 // The slot's CQE lives in a heap buffer (TcpTargetRequest), so this is a plain array copy.
-                out.setBytes(capsuleResp.cqeIndex(), cqe.buffer().array(), cqe.buffer().arrayOffset() + cqe.offset(),
+                out.setBytes(
+                        capsuleResp.cqeIndex(),
+                        cqe.buffer().array(),
+                        cqe.buffer().arrayOffset() + cqe.offset(),
                         CompletionQueueEntry.LENGTH);
                 if (headerDigest) {
-                    out.setIntLE(trailer + CapsuleRespPdu.HLEN,
+                    out.setIntLE(
+                            trailer + CapsuleRespPdu.HLEN,
                             Crc32c.computeHeader(crc, headerScratch, out, trailer, CapsuleRespPdu.HLEN));
                 }
             }

@@ -23,6 +23,7 @@ import io.netty.buffer.ByteBuf;
 public class PduHeader {
     /** Size of the common header (nvmeof-protocol.md §5.2). */
     public static final int LENGTH = 8;
+
     public static final int TYPE_OFFSET = 0;
     public static final int FLAGS_OFFSET = 1;
     public static final int HLEN_OFFSET = 2;
@@ -115,16 +116,26 @@ public class PduHeader {
     /** A readable name for a PDU type, for logs. */
     public static String typeName(int type) {
         switch (type) {
-            case TYPE_IC_REQ: return "ICReq";
-            case TYPE_IC_RESP: return "ICResp";
-            case TYPE_H2C_TERM_REQ: return "H2CTermReq";
-            case TYPE_C2H_TERM_REQ: return "C2HTermReq";
-            case TYPE_CAPSULE_CMD: return "CapsuleCmd";
-            case TYPE_CAPSULE_RESP: return "CapsuleResp";
-            case TYPE_H2C_DATA: return "H2CData";
-            case TYPE_C2H_DATA: return "C2HData";
-            case TYPE_R2T: return "R2T";
-            default: return String.format("unknown(0x%02x)", type);
+            case TYPE_IC_REQ:
+                return "ICReq";
+            case TYPE_IC_RESP:
+                return "ICResp";
+            case TYPE_H2C_TERM_REQ:
+                return "H2CTermReq";
+            case TYPE_C2H_TERM_REQ:
+                return "C2HTermReq";
+            case TYPE_CAPSULE_CMD:
+                return "CapsuleCmd";
+            case TYPE_CAPSULE_RESP:
+                return "CapsuleResp";
+            case TYPE_H2C_DATA:
+                return "H2CData";
+            case TYPE_C2H_DATA:
+                return "C2HData";
+            case TYPE_R2T:
+                return "R2T";
+            default:
+                return String.format("unknown(0x%02x)", type);
         }
     }
 }

@@ -7,7 +7,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.core.spi.DataRelease;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -109,7 +108,8 @@ public final class SegmentByteBuf extends AbstractReferenceCountedByteBuf {
         this.length = length;
         this.release = release == null ? DataRelease.NONE : release;
         this.address = source.isDirect() && PlatformDependent.hasUnsafe()
-                ? PlatformDependent.directBufferAddress(source) + offset : 0L;
+                ? PlatformDependent.directBufferAddress(source) + offset
+                : 0L;
         maxCapacity(length);
         setIndex(0, length);
         resetRefCnt();

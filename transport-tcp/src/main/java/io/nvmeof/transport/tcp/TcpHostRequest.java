@@ -2,7 +2,6 @@ package io.nvmeof.transport.tcp;
 
 import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.core.spi.HostCommand;
-
 import java.nio.ByteBuffer;
 
 /**
@@ -32,6 +31,7 @@ final class TcpHostRequest {
     int length;
     /** The direct buffer's native address (Unsafe copies without a ByteBuffer view), or 0. */
     long address;
+
     boolean hostToController;
     boolean inCapsule;
     /** Host-to-controller bytes already sent in H2CData (the end of the last R2T answered). */
@@ -60,7 +60,8 @@ final class TcpHostRequest {
         this.buffer = length > 0 ? command.dataBuffer() : null;
         this.offset = length > 0 ? command.dataOffset() : 0;
         this.address = buffer != null && buffer.isDirect() && PlatformDependent.hasUnsafe()
-                ? PlatformDependent.directBufferAddress(buffer) : 0L;
+                ? PlatformDependent.directBufferAddress(buffer)
+                : 0L;
         this.hostToController = hostToController;
         this.inCapsule = false;
         this.sent = 0;

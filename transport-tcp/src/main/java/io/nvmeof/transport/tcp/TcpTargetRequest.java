@@ -5,7 +5,6 @@ import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -45,10 +44,12 @@ final class TcpTargetRequest implements TargetRequest {
     int received;
     /** A data digest failed on one of this command's H2CData PDUs (nvmeof-protocol.md §5.8). */
     boolean dataDigestError;
+
     DataReceiver receiver;
     boolean dataRequested;
     /** Controller-to-host segments added and not yet sent. */
     SegmentByteBuf[] segments = new SegmentByteBuf[4];
+
     int segmentCount;
     int segmentBytes;
 

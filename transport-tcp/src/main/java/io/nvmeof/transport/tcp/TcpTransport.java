@@ -25,7 +25,6 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
-
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.BindException;
@@ -93,12 +92,13 @@ public final class TcpTransport implements Transport {
         // Accepting never polls. The I/O threads poll briefly after each event (BusyPollIoHandler.SPIN_NANOS), or spin
         // when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's default
         // of two per core would starve the machine).
-        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("nvme-tcp-accept-" + tag, true),
-                engine.sleepingFactory());
-        int threads = options.ioThreads() > 0 ? options.ioThreads()
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(
+                1, new DefaultThreadFactory("nvme-tcp-accept-" + tag, true), engine.sleepingFactory());
+        int threads = options.ioThreads() > 0
+                ? options.ioThreads()
                 : busy ? Math.max(1, NettyRuntime.availableProcessors() / 2) : 0;
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(threads,
-                new DefaultThreadFactory("nvme-tcp-io-" + tag, true), engine.factory(busy));
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
+                threads, new DefaultThreadFactory("nvme-tcp-io-" + tag, true), engine.factory(busy));
         ChannelGroup connections = new DefaultChannelGroup("nvme-tcp-" + tag, ImmediateEventExecutor.INSTANCE);
         Listener listener = new Listener(boss, workers, connections);
         try {
@@ -142,7 +142,8 @@ public final class TcpTransport implements Transport {
         }
         if (ThreadExecutorMap.currentExecutor() != null) {
             throw new IllegalStateException("connect blocks until the controller answers; call it from an application "
-                    + "thread, not from the event loop " + Thread.currentThread().getName());
+                    + "thread, not from the event loop "
+                    + Thread.currentThread().getName());
         }
         String peer = NvmeTcpHostHandler.describe(options.address());
         Duration timeout = options.connectTimeout();
@@ -168,7 +169,8 @@ public final class TcpTransport implements Transport {
         // Netty's CONNECT_TIMEOUT_MILLIS fails the future in time; the margin only guards against a lost wake-up.
         if (!connect.awaitUninterruptibly(timeoutMillis + 2000)) {
             connect.channel().close();
-            throw new IOException("cannot connect to controller at " + peer + ": no answer within " + describe(timeout));
+            throw new IOException(
+                    "cannot connect to controller at " + peer + ": no answer within " + describe(timeout));
         }
         if (!connect.isSuccess()) {
             throw connectFailure(peer, timeout, connect.cause());
@@ -193,8 +195,8 @@ public final class TcpTransport implements Transport {
 
     private static IOException connectFailure(String peer, Duration timeout, Throwable cause) {
         if (cause instanceof ConnectTimeoutException) {
-            return new IOException("cannot connect to controller at " + peer + ": no answer within " + describe(timeout),
-                    cause);
+            return new IOException(
+                    "cannot connect to controller at " + peer + ": no answer within " + describe(timeout), cause);
         }
         if (cause instanceof ConnectException) {
             return new IOException("cannot connect to controller at " + peer + ": connection refused", cause);
@@ -235,11 +237,18 @@ public final class TcpTransport implements Transport {
 
         void bound(Channel server, ListenerOptions options) {
             InetSocketAddress local = (InetSocketAddress) server.localAddress();
-            this.portInfo = new PortInfo(PortInfo.TRTYPE_TCP,
+            this.portInfo = new PortInfo(
+                    PortInfo.TRTYPE_TCP,
                     local.getAddress() instanceof Inet6Address ? PortInfo.ADRFAM_IPV6 : PortInfo.ADRFAM_IPV4,
-                    local.getAddress().getHostAddress(), Integer.toString(local.getPort()), options.portId(),
-                    options.maxQueueSize(), options.inCapsuleDataSize(), SGLS, 0,
-                    PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED, new byte[] {SECTYPE_NONE});
+                    local.getAddress().getHostAddress(),
+                    Integer.toString(local.getPort()),
+                    options.portId(),
+                    options.maxQueueSize(),
+                    options.inCapsuleDataSize(),
+                    SGLS,
+                    0,
+                    PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
+                    new byte[] {SECTYPE_NONE});
             this.localAddress = local;
             this.server = server;
         }

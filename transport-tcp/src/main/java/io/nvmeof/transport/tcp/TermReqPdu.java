@@ -19,14 +19,17 @@ public final class TermReqPdu extends PduHeader {
     public static final int FEI_OFFSET = 10;
     /** At most 128 bytes of the offending header follow, so PLEN ≤ 152 (nvmeof-protocol.md §5.7, §8). */
     public static final int MAX_COPIED_HEADER = 128;
+
     public static final int MAX_PLEN = HLEN + MAX_COPIED_HEADER;
 
     // Fatal error status values (nvmeof-protocol.md §5.7).
     /** FEI = byte offset of the bad field. */
     public static final int FES_INVALID_HEADER_FIELD = 0x01;
+
     public static final int FES_PDU_SEQUENCE_ERROR = 0x02;
     /** FEI = the digest value received. */
     public static final int FES_HEADER_DIGEST_ERROR = 0x03;
+
     public static final int FES_DATA_OUT_OF_RANGE = 0x04;
     public static final int FES_DATA_LIMIT_EXCEEDED = 0x05;
     /** FEI = byte offset of the unsupported field. */
@@ -60,13 +63,20 @@ public final class TermReqPdu extends PduHeader {
 
     public static String fesName(int fes) {
         switch (fes) {
-            case FES_INVALID_HEADER_FIELD: return "Invalid PDU Header Field";
-            case FES_PDU_SEQUENCE_ERROR: return "PDU Sequence Error";
-            case FES_HEADER_DIGEST_ERROR: return "Header Digest Error";
-            case FES_DATA_OUT_OF_RANGE: return "Data Transfer Out of Range";
-            case FES_DATA_LIMIT_EXCEEDED: return "Data Transfer Limit Exceeded";
-            case FES_UNSUPPORTED_PARAMETER: return "Unsupported Parameter";
-            default: return String.format("FES 0x%x", fes);
+            case FES_INVALID_HEADER_FIELD:
+                return "Invalid PDU Header Field";
+            case FES_PDU_SEQUENCE_ERROR:
+                return "PDU Sequence Error";
+            case FES_HEADER_DIGEST_ERROR:
+                return "Header Digest Error";
+            case FES_DATA_OUT_OF_RANGE:
+                return "Data Transfer Out of Range";
+            case FES_DATA_LIMIT_EXCEEDED:
+                return "Data Transfer Limit Exceeded";
+            case FES_UNSUPPORTED_PARAMETER:
+                return "Unsupported Parameter";
+            default:
+                return String.format("FES 0x%x", fes);
         }
     }
 }

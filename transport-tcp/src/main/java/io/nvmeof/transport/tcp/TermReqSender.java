@@ -3,7 +3,6 @@ package io.nvmeof.transport.tcp;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -12,8 +11,7 @@ final class TermReqSender {
     /** If the peer does not read, the TermReq may never leave; close anyway after this long. */
     private static final long CLOSE_TIMEOUT_MILLIS = 1000;
 
-    private TermReqSender() {
-    }
+    private TermReqSender() {}
 
     /**
      * Writes a TermReq of {@code type} carrying up to 128 bytes of the offending header taken from
@@ -29,9 +27,13 @@ final class TermReqSender {
         }
         out.writerIndex(TermReqPdu.HLEN + copied);
         ctx.writeAndFlush(out).addListener(ChannelFutureListener.CLOSE);
-        ScheduledFuture<?> timeout = ctx.executor().schedule(() -> {
-            ctx.channel().close();
-        }, CLOSE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> timeout = ctx.executor()
+                .schedule(
+                        () -> {
+                            ctx.channel().close();
+                        },
+                        CLOSE_TIMEOUT_MILLIS,
+                        TimeUnit.MILLISECONDS);
         ctx.channel().closeFuture().addListener(f -> timeout.cancel(false));
     }
 }

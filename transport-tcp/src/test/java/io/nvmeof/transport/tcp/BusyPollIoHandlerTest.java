@@ -1,20 +1,19 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoRegistration;
 import io.netty.util.concurrent.ThreadAwareExecutor;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /** The polling window: non-blocking polls after an event, then back to sleeping; which loops get which window. */
 class BusyPollIoHandlerTest {
@@ -30,8 +29,7 @@ class BusyPollIoHandlerTest {
         }
 
         @Override
-        public void wakeup() {
-        }
+        public void wakeup() {}
 
         @Override
         public IoRegistration register(IoHandle handle) {
@@ -64,8 +62,9 @@ class BusyPollIoHandlerTest {
     @Test
     void pollsWithoutBlockingWithinTheWindowThenSleepsUntilTheNextEvent() throws Exception {
         Recorder r = new Recorder();
-        BusyPollIoHandler h = (BusyPollIoHandler) BusyPollIoHandler.factory(executor -> r,
-                TimeUnit.MILLISECONDS.toNanos(20)).newHandler(null);
+        BusyPollIoHandler h =
+                (BusyPollIoHandler) BusyPollIoHandler.factory(executor -> r, TimeUnit.MILLISECONDS.toNanos(20))
+                        .newHandler(null);
         r.events = 1;
         h.run(BLOCKING);
         r.events = 0;
@@ -100,8 +99,10 @@ class BusyPollIoHandlerTest {
                 command.run();
             }
         };
-        List<IoHandler> handlers = List.of(IoEngine.NIO.factory(false).newHandler(executor),
-                IoEngine.NIO.factory(true).newHandler(executor), IoEngine.NIO.sleepingFactory().newHandler(executor));
+        List<IoHandler> handlers = List.of(
+                IoEngine.NIO.factory(false).newHandler(executor),
+                IoEngine.NIO.factory(true).newHandler(executor),
+                IoEngine.NIO.sleepingFactory().newHandler(executor));
         try {
             assertInstanceOf(BusyPollIoHandler.class, handlers.get(0));
             assertInstanceOf(BusyPollIoHandler.class, handlers.get(1));

@@ -13,8 +13,7 @@ import java.util.zip.CRC32C;
  * production flyweights, plus a stream splitter for what the target sends.
  */
 final class Bytes {
-    private Bytes() {
-    }
+    private Bytes() {}
 
     static byte[] hex(String s) {
         return HexFormat.of().parseHex(s.replaceAll("[^0-9a-fA-F]", ""));
@@ -80,7 +79,11 @@ final class Bytes {
         int plen = 72 + h + (hasData ? data.length : 0) + d;
         ByteBuffer b = le(plen);
         int flags = (hd ? 1 : 0) | (hasData && dd ? 2 : 0);
-        b.put(0, (byte) 0x04).put(1, (byte) flags).put(2, (byte) 72).put(3, (byte) (hasData ? 72 + h : 0)).putInt(4, plen);
+        b.put(0, (byte) 0x04)
+                .put(1, (byte) flags)
+                .put(2, (byte) 72)
+                .put(3, (byte) (hasData ? 72 + h : 0))
+                .putInt(4, plen);
         b.put(8, sqe);
         if (hd) {
             b.putInt(72, crc32c(b.array(), 0, 72));
@@ -101,8 +104,15 @@ final class Bytes {
         int plen = 24 + h + data.length + d;
         ByteBuffer b = le(plen);
         int flags = (hd ? 1 : 0) | (dd ? 2 : 0) | (last ? 4 : 0);
-        b.put(0, (byte) 0x06).put(1, (byte) flags).put(2, (byte) 24).put(3, (byte) (24 + h)).putInt(4, plen);
-        b.putShort(8, (short) cccid).putShort(10, (short) ttag).putInt(12, datao).putInt(16, data.length);
+        b.put(0, (byte) 0x06)
+                .put(1, (byte) flags)
+                .put(2, (byte) 24)
+                .put(3, (byte) (24 + h))
+                .putInt(4, plen);
+        b.putShort(8, (short) cccid)
+                .putShort(10, (short) ttag)
+                .putInt(12, datao)
+                .putInt(16, data.length);
         if (hd) {
             b.putInt(24, crc32c(b.array(), 0, 24));
         }

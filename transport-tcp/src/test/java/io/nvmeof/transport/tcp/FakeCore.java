@@ -7,7 +7,6 @@ import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.TargetRequest;
-
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,8 +53,14 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     @Override
     public void onCommand(TargetRequest request) {
         int opc = request.command().opcode();
-        if (record) events.add(String.format("cmd opc=0x%02x cid=%d len=%d ts=0x%x incapsule=%b", opc, request.command().cid(),
-                request.dataLength(), request.transportStatus(), request.inCapsuleData()));
+        if (record)
+            events.add(String.format(
+                    "cmd opc=0x%02x cid=%d len=%d ts=0x%x incapsule=%b",
+                    opc,
+                    request.command().cid(),
+                    request.dataLength(),
+                    request.transportStatus(),
+                    request.inCapsuleData()));
         if (request.transportStatus() != 0) {
             request.response().status(request.transportStatus());
             request.complete();
@@ -124,8 +129,7 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
         }
         if (request.command().opcode() == 0x7F) {
             int cattr = request.command().connectCattr();
-            channel.connected(request.command().connectQid(), request.command().connectSqsize(),
-                    (cattr & 0x04) != 0);
+            channel.connected(request.command().connectQid(), request.command().connectSqsize(), (cattr & 0x04) != 0);
             request.response().dw0(1);
         }
         request.complete();
@@ -133,6 +137,7 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
 
     /** Release counting without a per-segment object, for {@link #record} = false. */
     int quietReleases;
+
     long checksum;
 
     @Override
@@ -151,7 +156,8 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     void assertEachReleasedOnce() {
         for (int i = 0; i < releases.size(); i++) {
             if (releases.get(i).get() != 1) {
-                throw new AssertionError("segment " + i + " released " + releases.get(i).get() + " times");
+                throw new AssertionError(
+                        "segment " + i + " released " + releases.get(i).get() + " times");
             }
         }
     }

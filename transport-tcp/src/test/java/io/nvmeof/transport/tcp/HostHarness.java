@@ -1,21 +1,20 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.nvmeof.core.spi.HostQueueOptions;
-
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * An {@link EmbeddedChannel} with the host pipeline, a cache-less pooled allocator (so "no leak" is a count), and
@@ -38,8 +37,8 @@ final class HostHarness {
         this.hd = hd;
         this.dd = dd;
         channel.config().setAllocator(alloc);
-        HostQueueOptions options = new HostQueueOptions(new InetSocketAddress("127.0.0.1", 4420), 1, queueSize, 1, hd,
-                dd, Duration.ofSeconds(10));
+        HostQueueOptions options = new HostQueueOptions(
+                new InetSocketAddress("127.0.0.1", 4420), 1, queueSize, 1, hd, dd, Duration.ofSeconds(10));
         queue = NvmeTcpHostHandler.install(channel.pipeline(), options);
         queue.onClose(cause -> {
             closeCalls++;
@@ -140,8 +139,11 @@ final class HostHarness {
         int d = dd ? 4 : 0;
         int plen = 24 + h + data.length + d;
         ByteBuffer b = Bytes.le(plen);
-        b.put(0, (byte) 0x07).put(1, (byte) ((hd ? 1 : 0) | (dd ? 2 : 0) | flags)).put(2, (byte) 24)
-                .put(3, (byte) (24 + h)).putInt(4, plen);
+        b.put(0, (byte) 0x07)
+                .put(1, (byte) ((hd ? 1 : 0) | (dd ? 2 : 0) | flags))
+                .put(2, (byte) 24)
+                .put(3, (byte) (24 + h))
+                .putInt(4, plen);
         b.putShort(8, (short) cid).putInt(12, datao).putInt(16, data.length);
         if (hd) {
             b.putInt(24, Bytes.crc32c(b.array(), 0, 24));
@@ -155,7 +157,11 @@ final class HostHarness {
 
     static byte[] c2hTermReq(int fes, int fei) {
         ByteBuffer b = Bytes.le(32);
-        b.put(0, (byte) 0x03).put(2, (byte) 24).putInt(4, 32).putShort(8, (short) fes).putInt(10, fei);
+        b.put(0, (byte) 0x03)
+                .put(2, (byte) 24)
+                .putInt(4, 32)
+                .putShort(8, (short) fes)
+                .putInt(10, fei);
         return b.array();
     }
 }

@@ -1,16 +1,18 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -25,14 +27,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** The host side over real loopback sockets against this module's own target side with a RAM-backed test core. */
 @Timeout(60)
@@ -40,6 +39,7 @@ class HostLoopbackTest {
     private static final int MIB = 1 << 20;
     /** 64 MiB of shared "namespace": 128 CIDs × 4 threads get disjoint 128 KiB ranges, the big tests the rest. */
     private final ByteBuffer ram = ByteBuffer.allocateDirect(64 * MIB).order(ByteOrder.LITTLE_ENDIAN);
+
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     @AfterEach
@@ -50,23 +50,23 @@ class HostLoopbackTest {
     }
 
     private TargetListener listen(boolean digestsAllowed) throws IOException {
-        ListenerOptions options = new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 1024, 16384, 2,
-                digestsAllowed);
+        ListenerOptions options =
+                new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 1024, 16384, 2, digestsAllowed);
         TargetListener l = new TcpTransport().listen(options, channel -> new RamCore(channel, ram));
         closeables.add(l);
         return l;
     }
 
-    private static HostQueueOptions options(InetSocketAddress address, int qid, int queueSize, boolean hd, boolean dd,
-                                            Duration timeout) {
+    private static HostQueueOptions options(
+            InetSocketAddress address, int qid, int queueSize, boolean hd, boolean dd, Duration timeout) {
         return new HostQueueOptions(address, qid, queueSize, qid == 0 ? 0 : 1, hd, dd, timeout);
     }
 
     /** connect + the fabrics Connect command (its 1024 bytes always in-capsule, nvmeof-protocol.md §5.10). */
     private HostQueue open(TargetListener l, boolean nativeIo, int queueSize, boolean hd, boolean dd, int cattr)
             throws Exception {
-        HostQueue q = new TcpTransport(nativeIo).connect(options(l.localAddress(), 1, queueSize, hd, dd,
-                Duration.ofSeconds(5)));
+        HostQueue q = new TcpTransport(nativeIo)
+                .connect(options(l.localAddress(), 1, queueSize, hd, dd, Duration.ofSeconds(5)));
         closeables.add(q);
         TestCommand connect = new TestCommand(0x7F, 0).data(ByteBuffer.wrap(Bytes.pattern(1024, 1)), 0, 1024);
         connect.sqe.fctype(0x01).connect(0, 1, queueSize - 1, cattr, 0);
@@ -102,7 +102,8 @@ class HostLoopbackTest {
     }
 
     @ParameterizedTest(name = "hd={0} dd={1} epoll={2} cattr={3}")
-    @CsvSource({"false,false,true,0", "true,true,true,0", "true,false,false,0", "false,true,false,4", "true,true,true,4"})
+    @CsvSource({"false,false,true,0", "true,true,true,0", "true,false,false,0", "false,true,false,4", "true,true,true,4"
+    })
     void writesAndReadsFrom4KiBTo1MiBVerifiedByteForByte(boolean hd, boolean dd, boolean nativeIo, int cattr)
             throws Exception {
         TargetListener l = listen(true);
@@ -248,9 +249,11 @@ class HostLoopbackTest {
     @Test
     void digestsTheControllerRefusesFailTheConnect() throws Exception {
         TargetListener l = listen(false);
-        IOException e = assertThrows(IOException.class, () -> new TcpTransport().connect(
-                options(l.localAddress(), 0, 32, true, false, Duration.ofSeconds(5))));
-        assertEquals("controller at 127.0.0.1:" + l.localAddress().getPort() + " refused header digests", e.getMessage());
+        IOException e = assertThrows(
+                IOException.class,
+                () -> new TcpTransport().connect(options(l.localAddress(), 0, 32, true, false, Duration.ofSeconds(5))));
+        assertEquals(
+                "controller at 127.0.0.1:" + l.localAddress().getPort() + " refused header digests", e.getMessage());
     }
 
     @Test
@@ -260,8 +263,16 @@ class HostLoopbackTest {
             port = s.getLocalPort();
         }
         for (boolean nativeIo : new boolean[] {true, false}) {
-            IOException e = assertThrows(IOException.class, () -> new TcpTransport(nativeIo).connect(
-                    options(new InetSocketAddress("127.0.0.1", port), 0, 32, false, false, Duration.ofSeconds(5))));
+            IOException e = assertThrows(
+                    IOException.class,
+                    () -> new TcpTransport(nativeIo)
+                            .connect(options(
+                                    new InetSocketAddress("127.0.0.1", port),
+                                    0,
+                                    32,
+                                    false,
+                                    false,
+                                    Duration.ofSeconds(5))));
             assertEquals("cannot connect to controller at 127.0.0.1:" + port + ": connection refused", e.getMessage());
         }
     }
@@ -279,11 +290,19 @@ class HostLoopbackTest {
             });
             acceptor.start();
             long start = System.nanoTime();
-            IOException e = assertThrows(IOException.class, () -> new TcpTransport().connect(
-                    options(new InetSocketAddress("127.0.0.1", s.getLocalPort()), 0, 32, false, false,
-                            Duration.ofMillis(300))));
+            IOException e = assertThrows(
+                    IOException.class,
+                    () -> new TcpTransport()
+                            .connect(options(
+                                    new InetSocketAddress("127.0.0.1", s.getLocalPort()),
+                                    0,
+                                    32,
+                                    false,
+                                    false,
+                                    Duration.ofMillis(300))));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            assertEquals("controller at 127.0.0.1:" + s.getLocalPort() + " sent no ICResp within 300 ms", e.getMessage());
+            assertEquals(
+                    "controller at 127.0.0.1:" + s.getLocalPort() + " sent no ICResp within 300 ms", e.getMessage());
             assertTrue(ms >= 250 && ms < 3000, "took " + ms + " ms");
             acceptor.join(2000);
             for (Socket a : accepted) {

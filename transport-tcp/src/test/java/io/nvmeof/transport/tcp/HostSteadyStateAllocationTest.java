@@ -1,15 +1,14 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.concurrent.FastThreadLocalThread;
-import org.junit.jupiter.api.Test;
-
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Heap bytes allocated per command on the host path in steady state (submit on the queue's thread, read with
@@ -52,15 +51,19 @@ class HostSteadyStateAllocationTest {
             TestCommand read = new TestCommand(0x02, 1).data(ByteBuffer.allocateDirect(4096), 0, 4096);
             TestCommand small = new TestCommand(0x01, 2).data(ByteBuffer.allocateDirect(4096), 0, 4096);
             TestCommand big = new TestCommand(0x01, 3).data(ByteBuffer.allocateDirect(8192), 0, 8192);
-            byte[] readIn = Bytes.concat(h.c2hData(1, 0, Bytes.pattern(4096, 1), 4, false), h.capsuleResp(1, 0, 0),
-                    h.capsuleResp(2, 0, 0), h.r2t(3, 5, 0, 8192));
+            byte[] readIn = Bytes.concat(
+                    h.c2hData(1, 0, Bytes.pattern(4096, 1), 4, false),
+                    h.capsuleResp(1, 0, 0),
+                    h.capsuleResp(2, 0, 0),
+                    h.r2t(3, 5, 0, 8192));
             byte[] bigDone = h.capsuleResp(3, 0, 0);
             int n = 20000;
             run(h, read, small, big, readIn, bigDone, n);
             long before = allocated();
             run(h, read, small, big, readIn, bigDone, n);
             long perCommand = (allocated() - before) / (3L * n);
-            System.out.println("host steady state, hd=" + hd + " dd=" + dd + ": ~" + perCommand + " heap bytes per command");
+            System.out.println(
+                    "host steady state, hd=" + hd + " dd=" + dd + ": ~" + perCommand + " heap bytes per command");
             assertEquals(2L * n, read.responses.get());
             h.queue.close();
             h.assertClean();
@@ -130,8 +133,8 @@ class HostSteadyStateAllocationTest {
         return max;
     }
 
-    private static void run(HostHarness h, TestCommand read, TestCommand small, TestCommand big, byte[] in,
-                            byte[] bigDone, int n) {
+    private static void run(
+            HostHarness h, TestCommand read, TestCommand small, TestCommand big, byte[] in, byte[] bigDone, int n) {
         for (int i = 0; i < n; i++) {
             h.queue.submit(read);
             h.queue.submit(small);

@@ -1,17 +1,18 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import io.netty.channel.uring.IoUring;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.TargetListener;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -20,13 +21,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Every engine (epoll, io_uring, NIO), sleeping and busy-polling, on both sides over loopback with verified data. The
@@ -52,16 +51,17 @@ class IoModeLoopbackTest {
     }
 
     private TargetListener listen(IoMode mode) throws IOException {
-        ListenerOptions options = new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 1024, 16384, 0, true,
-                mode);
+        ListenerOptions options =
+                new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 1024, 16384, 0, true, mode);
         TargetListener l = new TcpTransport().listen(options, channel -> new RamCore(channel, ram));
         closeables.add(l);
         return l;
     }
 
     private HostQueue open(TargetListener l, IoMode mode, boolean digests) throws Exception {
-        HostQueue q = new TcpTransport().connect(new HostQueueOptions(l.localAddress(), 1, 64, 1, digests, digests,
-                Duration.ofSeconds(5), mode));
+        HostQueue q = new TcpTransport()
+                .connect(new HostQueueOptions(
+                        l.localAddress(), 1, 64, 1, digests, digests, Duration.ofSeconds(5), mode));
         closeables.add(q);
         TestCommand connect = new TestCommand(0x7F, 0).data(ByteBuffer.wrap(Bytes.pattern(1024, 1)), 0, 1024);
         connect.sqe.fctype(0x01).connect(0, 1, 63, 4, 0);
@@ -86,8 +86,17 @@ class IoModeLoopbackTest {
     }
 
     @ParameterizedTest(name = "{0} busy={1} digests={2}")
-    @CsvSource({"epoll,false,false", "epoll,true,false", "epoll,true,true", "io_uring,false,false",
-            "io_uring,true,false", "io_uring,false,true", "io_uring,true,true", "nio,true,false", "auto,true,true"})
+    @CsvSource({
+        "epoll,false,false",
+        "epoll,true,false",
+        "epoll,true,true",
+        "io_uring,false,false",
+        "io_uring,true,false",
+        "io_uring,false,true",
+        "io_uring,true,true",
+        "nio,true,false",
+        "auto,true,true"
+    })
     void writesAndReadsVerified(String engine, boolean busy, boolean digests) throws Exception {
         assumeEngine(engine);
         IoMode mode = new IoMode(engine, busy);
@@ -136,7 +145,9 @@ class IoModeLoopbackTest {
         assertTrue(q.isOpen());
         if (busy) {
             String prefix = "nvme-tcp-host-" + IoEngine.resolve(mode, true).id + "-busy";
-            assertTrue(Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.getName().startsWith(prefix)),
+            assertTrue(
+                    Thread.getAllStackTraces().keySet().stream()
+                            .anyMatch(t -> t.getName().startsWith(prefix)),
                     "a thread named " + prefix + "-*");
         }
     }
@@ -157,19 +168,39 @@ class IoModeLoopbackTest {
     }
 
     private static long threadsNamed(String prefix) {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix) && t.isAlive())
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith(prefix) && t.isAlive())
                 .count();
     }
 
     @Test
     void unknownEngineIsRefusedOnBothSides() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new TcpTransport().listen(
-                new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 128, 16384, 0, true,
-                        new IoMode("kqueue", false)), ch -> new RamCore(ch, ram)));
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> new TcpTransport()
+                        .listen(
+                                new ListenerOptions(
+                                        new InetSocketAddress("127.0.0.1", 0),
+                                        1,
+                                        128,
+                                        16384,
+                                        0,
+                                        true,
+                                        new IoMode("kqueue", false)),
+                                ch -> new RamCore(ch, ram)));
         assertTrue(e.getMessage().contains("unknown I/O engine 'kqueue'"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> new TcpTransport().connect(new HostQueueOptions(
-                new InetSocketAddress("127.0.0.1", 1), 1, 32, 1, false, false, Duration.ofSeconds(1),
-                new IoMode("kqueue", true))));
+        e = assertThrows(
+                IllegalArgumentException.class,
+                () -> new TcpTransport()
+                        .connect(new HostQueueOptions(
+                                new InetSocketAddress("127.0.0.1", 1),
+                                1,
+                                32,
+                                1,
+                                false,
+                                false,
+                                Duration.ofSeconds(1),
+                                new IoMode("kqueue", true))));
         assertTrue(e.getMessage().contains("unknown I/O engine 'kqueue'"), e.getMessage());
     }
 
@@ -177,13 +208,13 @@ class IoModeLoopbackTest {
     void explicitEngineResolvesOrSaysWhyNot() throws IOException {
         assertEquals(IoEngine.NIO, IoEngine.resolve(new IoMode("nio", false), true));
         assertEquals(IoEngine.NIO, IoEngine.resolve(IoMode.DEFAULT, false));
-        assertFalse(IoEngine.resolve(IoMode.DEFAULT, true) == IoEngine.NIO
-                && io.netty.channel.epoll.Epoll.isAvailable());
+        assertFalse(
+                IoEngine.resolve(IoMode.DEFAULT, true) == IoEngine.NIO && io.netty.channel.epoll.Epoll.isAvailable());
         if (IoUring.isAvailable()) {
             assertEquals(IoEngine.IO_URING, IoEngine.resolve(new IoMode("io_uring", false), true));
         } else {
-            IOException e = assertThrows(IOException.class,
-                    () -> IoEngine.resolve(new IoMode("io_uring", false), true));
+            IOException e =
+                    assertThrows(IOException.class, () -> IoEngine.resolve(new IoMode("io_uring", false), true));
             assertTrue(e.getMessage().startsWith("io_uring unavailable: "), e.getMessage());
         }
     }

@@ -1,18 +1,5 @@
 package io.nvmeof.transport.tcp;
 
-import io.nvmeof.core.command.Status;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
-import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.stream.Stream;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -20,6 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** The host pipeline (HOST-role decoder + NvmeTcpHostHandler) in an EmbeddedChannel, controller bytes fed one at a time. */
 class NvmeTcpHostHandlerTest {
@@ -61,24 +60,43 @@ class NvmeTcpHostHandlerTest {
 
     static Stream<Arguments> badIcResps() {
         return Stream.of(
-                Arguments.of(true, false, HostHarness.icResp(1, 0, 1, 131072),
+                Arguments.of(
+                        true,
+                        false,
+                        HostHarness.icResp(1, 0, 1, 131072),
                         "controller at 127.0.0.1:4420 answered ICReq with PFV 1 (only 0 exists)"),
-                Arguments.of(true, false, HostHarness.icResp(0, 0, 0, 131072),
+                Arguments.of(
+                        true,
+                        false,
+                        HostHarness.icResp(0, 0, 0, 131072),
                         "controller at 127.0.0.1:4420 refused header digests"),
-                Arguments.of(true, true, HostHarness.icResp(0, 0, 1, 131072),
+                Arguments.of(
+                        true,
+                        true,
+                        HostHarness.icResp(0, 0, 1, 131072),
                         "controller at 127.0.0.1:4420 refused data digests"),
-                Arguments.of(false, false, HostHarness.icResp(0, 0, 2, 131072),
+                Arguments.of(
+                        false,
+                        false,
+                        HostHarness.icResp(0, 0, 2, 131072),
                         "controller at 127.0.0.1:4420 enabled data digests that were not asked for"),
-                Arguments.of(false, false, HostHarness.icResp(0, 1, 0, 131072),
+                Arguments.of(
+                        false,
+                        false,
+                        HostHarness.icResp(0, 1, 0, 131072),
                         "controller at 127.0.0.1:4420 asks for PDU data alignment CPDA 1 (only 0 is supported, as on Linux)"),
-                Arguments.of(false, false, HostHarness.icResp(0, 0, 0, 2048),
+                Arguments.of(
+                        false,
+                        false,
+                        HostHarness.icResp(0, 0, 0, 2048),
                         "controller at 127.0.0.1:4420 sent MAXH2CDATA 2048 (must be a multiple of 4 and at least 4096)"),
-                Arguments.of(false, false, HostHarness.icResp(0, 0, 0, 8190),
+                Arguments.of(
+                        false,
+                        false,
+                        HostHarness.icResp(0, 0, 0, 8190),
                         "controller at 127.0.0.1:4420 sent MAXH2CDATA 8190 (must be a multiple of 4 and at least 4096)"),
-                Arguments.of(false, false, withPlen(HostHarness.icResp(0, 0, 0, 131072), 132),
-                        "IC PDU with PLEN 132"),
-                Arguments.of(false, false, Bytes.hex("05 00 18 00 18 00 00 00") ,
-                        "CapsuleResp before ICResp"));
+                Arguments.of(false, false, withPlen(HostHarness.icResp(0, 0, 0, 131072), 132), "IC PDU with PLEN 132"),
+                Arguments.of(false, false, Bytes.hex("05 00 18 00 18 00 00 00"), "CapsuleResp before ICResp"));
     }
 
     private static byte[] withPlen(byte[] pdu, int plen) {
@@ -92,7 +110,8 @@ class NvmeTcpHostHandlerTest {
         HostHarness h = new HostHarness(hd, dd);
         h.drain();
         h.feedByteByByte(icResp);
-        ExecutionException e = assertThrows(ExecutionException.class, () -> h.queue.ready().get());
+        ExecutionException e =
+                assertThrows(ExecutionException.class, () -> h.queue.ready().get());
         assertInstanceOf(IOException.class, e.getCause());
         assertTrue(e.getCause().getMessage().contains(message), e.getCause().getMessage());
         assertFalse(h.channel.isOpen(), "closed");
@@ -121,8 +140,10 @@ class NvmeTcpHostHandlerTest {
         assertEquals(0x5A, cmd.get(8 + 39) & 0xFF, "SGL 0x5A");
         assertEquals(0, cmd.getInt(8 + 32), "LENGTH 0");
 
-        assertThrows(IllegalStateException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 5)), "CID in flight");
-        assertThrows(IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 32)), "out of range");
+        assertThrows(
+                IllegalStateException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 5)), "CID in flight");
+        assertThrows(
+                IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 32)), "out of range");
         assertEquals(0, h.drain().length);
 
         h.feedByteByByte(h.capsuleResp(5, 0, 0x1234));
@@ -167,13 +188,19 @@ class NvmeTcpHostHandlerTest {
     void badDataDescriptionsAreRefusedWithoutTakingTheCid() {
         HostHarness h = new HostHarness(false, false).connect(131072);
         ByteBuffer small = ByteBuffer.allocate(100);
-        assertThrows(IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(READ, 1).data(small, 50, 51)));
+        assertThrows(
+                IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(READ, 1).data(small, 50, 51)));
         assertThrows(IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(READ, 1).data(null, 0, 8)));
-        assertThrows(IllegalArgumentException.class,
+        assertThrows(
+                IllegalArgumentException.class,
                 () -> h.queue.submit(new TestCommand(READ, 1).data(small.asReadOnlyBuffer(), 0, 8)));
-        assertThrows(IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(0x03, 1).data(small, 0, 8)),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> h.queue.submit(new TestCommand(0x03, 1).data(small, 0, 8)),
                 "bidirectional");
-        assertThrows(IllegalArgumentException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 1).data(small, 0, 8)),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 1).data(small, 0, 8)),
                 "a no-data opcode with data");
         h.queue.submit(new TestCommand(READ, 1).data(small, 0, 100)); // the CID was never taken
         assertEquals(1, h.drainPdus().size());
@@ -226,7 +253,10 @@ class NvmeTcpHostHandlerTest {
         h.queue.submit(connect);
         byte[] p = h.drainPdus().get(0);
         assertEquals(72 + 1024, p.length);
-        assertEquals("04 00 48 48 48 04 00 00", Bytes.hex(java.util.Arrays.copyOf(p, 8)), "nvmeof-protocol.md §5.5 example header");
+        assertEquals(
+                "04 00 48 48 48 04 00 00",
+                Bytes.hex(java.util.Arrays.copyOf(p, 8)),
+                "nvmeof-protocol.md §5.5 example header");
         assertArrayEquals(Bytes.pattern(1024, 2), java.util.Arrays.copyOfRange(p, 72, 72 + 1024));
         h.queue.close();
         h.assertClean();
@@ -284,8 +314,8 @@ class NvmeTcpHostHandlerTest {
         assertEquals(0x5A, cmd.get(8 + 39) & 0xFF);
         assertEquals(12288, cmd.getInt(8 + 32));
         for (int at = 0; at < 12288; at += 4096) {
-            h.feedByteByByte(h.c2hData(2, at, java.util.Arrays.copyOfRange(data, at, at + 4096),
-                    at == 8192 ? 4 : 0, false));
+            h.feedByteByByte(
+                    h.c2hData(2, at, java.util.Arrays.copyOfRange(data, at, at + 4096), at == 8192 ? 4 : 0, false));
         }
         assertEquals(0, r.outcomes(), "no completion before the CapsuleResp");
         h.feedByteByByte(h.capsuleResp(2, 0, 0));
@@ -340,34 +370,61 @@ class NvmeTcpHostHandlerTest {
 
     static Stream<Arguments> faults() {
         return Stream.of(
-                Arguments.of("CapsuleResp for an unknown CID", (Fault) h -> h.capsuleResp(20, 0, 0),
+                Arguments.of(
+                        "CapsuleResp for an unknown CID",
+                        (Fault) h -> h.capsuleResp(20, 0, 0),
                         "CapsuleResp for CID 20, which is not in flight"),
-                Arguments.of("CapsuleResp for a CID out of range", (Fault) h -> h.capsuleResp(4000, 0, 0),
+                Arguments.of(
+                        "CapsuleResp for a CID out of range",
+                        (Fault) h -> h.capsuleResp(4000, 0, 0),
                         "CapsuleResp for CID 4000"),
-                Arguments.of("C2HData DATAO out of order", (Fault) h -> h.c2hData(1, 512, new byte[512], 0, false),
+                Arguments.of(
+                        "C2HData DATAO out of order",
+                        (Fault) h -> h.c2hData(1, 512, new byte[512], 0, false),
                         "C2HData DATAO 512 but 0 bytes received so far (CID 1)"),
-                Arguments.of("C2HData SUCCESS without LAST_PDU", (Fault) h -> h.c2hData(1, 0, new byte[4096], 8, false),
+                Arguments.of(
+                        "C2HData SUCCESS without LAST_PDU",
+                        (Fault) h -> h.c2hData(1, 0, new byte[4096], 8, false),
                         "C2HData with SUCCESS but without LAST_PDU (CID 1)"),
-                Arguments.of("C2HData beyond the buffer", (Fault) h -> h.c2hData(1, 0, new byte[4100], 4, false),
+                Arguments.of(
+                        "C2HData beyond the buffer",
+                        (Fault) h -> h.c2hData(1, 0, new byte[4100], 4, false),
                         "C2HData [0, 4100) beyond the 4096 bytes of CID 1"),
-                Arguments.of("C2HData for a write", (Fault) h -> h.c2hData(2, 0, new byte[512], 4, false),
+                Arguments.of(
+                        "C2HData for a write",
+                        (Fault) h -> h.c2hData(2, 0, new byte[512], 4, false),
                         "C2HData for CID 2, which reads no data"),
-                Arguments.of("C2HData for an unknown CID", (Fault) h -> h.c2hData(9, 0, new byte[512], 4, false),
+                Arguments.of(
+                        "C2HData for an unknown CID",
+                        (Fault) h -> h.c2hData(9, 0, new byte[512], 4, false),
                         "C2HData for CID 9, which is not in flight"),
                 Arguments.of("R2T with R2TL 0", (Fault) h -> h.r2t(2, 1, 0, 0), "R2T with R2TL 0 (CID 2)"),
-                Arguments.of("R2T beyond the data", (Fault) h -> h.r2t(2, 1, 4096, 8192),
+                Arguments.of(
+                        "R2T beyond the data",
+                        (Fault) h -> h.r2t(2, 1, 4096, 8192),
                         "R2T [4096, 12288) beyond the 8192 bytes of CID 2"),
-                Arguments.of("R2T for a read", (Fault) h -> h.r2t(1, 1, 0, 512), "R2T for CID 1, which has no data to send"),
-                Arguments.of("R2T for an unknown CID", (Fault) h -> h.r2t(11, 1, 0, 512), "R2T for CID 11, which is not in flight"),
-                Arguments.of("R2T going back", (Fault) h -> Bytes.concat(h.r2t(2, 1, 0, 4096), h.r2t(2, 1, 0, 4096)),
+                Arguments.of(
+                        "R2T for a read", (Fault) h -> h.r2t(1, 1, 0, 512), "R2T for CID 1, which has no data to send"),
+                Arguments.of(
+                        "R2T for an unknown CID",
+                        (Fault) h -> h.r2t(11, 1, 0, 512),
+                        "R2T for CID 11, which is not in flight"),
+                Arguments.of(
+                        "R2T going back",
+                        (Fault) h -> Bytes.concat(h.r2t(2, 1, 0, 4096), h.r2t(2, 1, 0, 4096)),
                         "R2T R2TO 0 goes back before the 4096 bytes already sent (CID 2)"),
-                Arguments.of("C2HTermReq", (Fault) h -> HostHarness.c2hTermReq(1, 3),
+                Arguments.of(
+                        "C2HTermReq",
+                        (Fault) h -> HostHarness.c2hTermReq(1, 3),
                         "terminated queue 1 with C2HTermReq: FES 1 (Invalid PDU Header Field) FEI 3"),
-                Arguments.of("header digest error", (Fault) h -> {
-                    byte[] p = h.capsuleResp(3, 0, 0);
-                    p[27] ^= 1;
-                    return p;
-                }, "CapsuleResp header digest"),
+                Arguments.of(
+                        "header digest error",
+                        (Fault) h -> {
+                            byte[] p = h.capsuleResp(3, 0, 0);
+                            p[27] ^= 1;
+                            return p;
+                        },
+                        "CapsuleResp header digest"),
                 Arguments.of("a second ICResp", (Fault) h -> HostHarness.icResp(0, 0, 3, 131072), "second ICResp"));
     }
 
@@ -410,7 +467,8 @@ class NvmeTcpHostHandlerTest {
         h.queue.submit(new TestCommand(KEEP_ALIVE, 0));
         h.drain();
         h.feedByteByByte(h.capsuleResp(7, 0, 0));
-        assertEquals(0, h.drain().length, "nvmet does not accept H2CTermReq (nvmeof-protocol.md §5.3, §7.8): just close");
+        assertEquals(
+                0, h.drain().length, "nvmet does not accept H2CTermReq (nvmeof-protocol.md §5.3, §7.8): just close");
         assertFalse(h.channel.isOpen());
         h.assertClean();
     }
@@ -427,7 +485,9 @@ class NvmeTcpHostHandlerTest {
             cmds[i] = new TestCommand(KEEP_ALIVE, i);
             h.queue.submit(cmds[i]);
         }
-        assertThrows(IllegalStateException.class, () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 1)),
+        assertThrows(
+                IllegalStateException.class,
+                () -> h.queue.submit(new TestCommand(KEEP_ALIVE, 1)),
                 "a queued CID is in flight already");
         assertNull(h.channel.readOutbound(), "nothing written before the drain task runs");
         List<byte[]> pdus = h.drainPdus();
@@ -473,8 +533,16 @@ class NvmeTcpHostHandlerTest {
     @Test
     void listenerSetAfterTheCloseIsStillTold() {
         io.netty.channel.embedded.EmbeddedChannel ch = new io.netty.channel.embedded.EmbeddedChannel();
-        NvmeTcpHostHandler q = NvmeTcpHostHandler.install(ch.pipeline(), new io.nvmeof.core.spi.HostQueueOptions(
-                new java.net.InetSocketAddress("127.0.0.1", 4420), 0, 32, 0, false, false, java.time.Duration.ofSeconds(1)));
+        NvmeTcpHostHandler q = NvmeTcpHostHandler.install(
+                ch.pipeline(),
+                new io.nvmeof.core.spi.HostQueueOptions(
+                        new java.net.InetSocketAddress("127.0.0.1", 4420),
+                        0,
+                        32,
+                        0,
+                        false,
+                        false,
+                        java.time.Duration.ofSeconds(1)));
         q.close();
         int[] calls = {0};
         q.onClose(c -> calls[0]++);

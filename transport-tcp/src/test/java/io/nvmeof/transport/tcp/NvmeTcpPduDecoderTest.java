@@ -1,21 +1,20 @@
 package io.nvmeof.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.embedded.EmbeddedChannel;
-import org.junit.jupiter.api.Test;
-
-import java.nio.ByteBuffer;
-import java.util.ArrayList;
-import java.util.List;
-
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
 
 /** The decoder on its own, in the HOST role (the CONTROLLER role is covered through the target pipeline tests). */
 class NvmeTcpPduDecoderTest {
@@ -60,7 +59,11 @@ class NvmeTcpPduDecoderTest {
 
     private static byte[] icResp(int dgst) {
         ByteBuffer b = Bytes.le(128);
-        b.put(0, (byte) 0x01).put(2, (byte) 128).putInt(4, 128).put(11, (byte) dgst).putInt(12, 131072);
+        b.put(0, (byte) 0x01)
+                .put(2, (byte) 128)
+                .putInt(4, 128)
+                .put(11, (byte) dgst)
+                .putInt(12, 131072);
         return b.array();
     }
 
@@ -79,11 +82,20 @@ class NvmeTcpPduDecoderTest {
         EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
 
         ByteBuffer resp = Bytes.le(24);
-        resp.put(0, (byte) 0x05).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(20, (short) 9);
+        resp.put(0, (byte) 0x05)
+                .put(1, (byte) 1)
+                .put(2, (byte) 24)
+                .putInt(4, 28)
+                .putShort(20, (short) 9);
         byte[] capsuleResp = withHeaderDigest(resp.array(), 28);
 
         ByteBuffer r2t = Bytes.le(24);
-        r2t.put(0, (byte) 0x09).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(8, (short) 9).putInt(16, 4096);
+        r2t.put(0, (byte) 0x09)
+                .put(1, (byte) 1)
+                .put(2, (byte) 24)
+                .putInt(4, 28)
+                .putShort(8, (short) 9)
+                .putInt(16, 4096);
         byte[] r2tPdu = withHeaderDigest(r2t.array(), 28);
 
         byte[] data = Bytes.pattern(512, 4);
@@ -107,7 +119,11 @@ class NvmeTcpPduDecoderTest {
     private static byte[] c2hData(int cid, byte[] data, int ddgst) {
         int plen = 24 + 4 + data.length + 4;
         ByteBuffer b = Bytes.le(plen);
-        b.put(0, (byte) 0x07).put(1, (byte) (1 | 2 | 4)).put(2, (byte) 24).put(3, (byte) 28).putInt(4, plen);
+        b.put(0, (byte) 0x07)
+                .put(1, (byte) (1 | 2 | 4))
+                .put(2, (byte) 24)
+                .put(3, (byte) 28)
+                .putInt(4, plen);
         b.putShort(8, (short) cid).putInt(16, data.length);
         b.putInt(24, Bytes.crc32c(b.array(), 0, 24));
         b.put(28, data);
@@ -135,7 +151,8 @@ class NvmeTcpPduDecoderTest {
         @Override
         public void c2hDataEnd(int cid, long datao, int datal, int flags, boolean digestOk) {
             nextOffset = 0;
-            events.add("end cid=" + cid + " datao=" + datao + " datal=" + datal + " flags=" + flags + " ok=" + digestOk);
+            events.add(
+                    "end cid=" + cid + " datao=" + datao + " datal=" + datal + " flags=" + flags + " ok=" + digestOk);
         }
     }
 
@@ -151,7 +168,11 @@ class NvmeTcpPduDecoderTest {
         byte[] good = c2hData(9, data, Bytes.crc32c(data, 0, data.length));
         byte[] bad = c2hData(9, data, 0x12345678);
         ByteBuffer resp = Bytes.le(24);
-        resp.put(0, (byte) 0x05).put(1, (byte) 1).put(2, (byte) 24).putInt(4, 28).putShort(20, (short) 9);
+        resp.put(0, (byte) 0x05)
+                .put(1, (byte) 1)
+                .put(2, (byte) 24)
+                .putInt(4, 28)
+                .putShort(20, (short) 9);
         byte[] capsuleResp = withHeaderDigest(resp.array(), 28);
         byte[] stream = Bytes.concat(icResp(3), good, bad, capsuleResp);
         // As a socket delivers it: reads of odd sizes that cut headers, data and digests anywhere.
@@ -164,8 +185,11 @@ class NvmeTcpPduDecoderTest {
         assertEquals(null, capture.error);
         assertEquals(2, capture.pdus.size(), "ICResp and CapsuleResp go down the pipeline; C2HData does not");
         assertArrayEquals(capsuleResp, capture.pdus.get(1));
-        assertEquals(List.of("end cid=9 datao=0 datal=131072 flags=7 ok=true",
-                "end cid=9 datao=0 datal=131072 flags=7 ok=false"), sink.events);
+        assertEquals(
+                List.of(
+                        "end cid=9 datao=0 datal=131072 flags=7 ok=true",
+                        "end cid=9 datao=0 datal=131072 flags=7 ok=false"),
+                sink.events);
         byte[] got = sink.data.toByteArray();
         assertEquals(2 * data.length, got.length);
         assertArrayEquals(data, java.util.Arrays.copyOfRange(got, 0, data.length));
@@ -184,7 +208,11 @@ class NvmeTcpPduDecoderTest {
         EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
         byte[] data = Bytes.pattern(100, 3);
         ByteBuffer b = Bytes.le(24 + 100);
-        b.put(0, (byte) 0x07).put(1, (byte) 4).put(2, (byte) 24).put(3, (byte) 24).putInt(4, 124);
+        b.put(0, (byte) 0x07)
+                .put(1, (byte) 4)
+                .put(2, (byte) 24)
+                .put(3, (byte) 24)
+                .putInt(4, 124);
         b.putShort(8, (short) 5).putInt(12, 0).putInt(16, 100);
         b.put(24, data);
         feedByteByByte(ch, Bytes.concat(icResp(0), b.array()));
@@ -225,7 +253,11 @@ class NvmeTcpPduDecoderTest {
         decoder.digests(false, false);
         // An H2CData announcing MAXH2CDATA + 1 data bytes: refused after 8 bytes with FES 5 (nvmeof-protocol.md §5.7).
         ByteBuffer ch8 = Bytes.le(8);
-        ch8.put(0, (byte) 0x06).put(1, (byte) 4).put(2, (byte) 24).put(3, (byte) 24).putInt(4, 24 + 131073);
+        ch8.put(0, (byte) 0x06)
+                .put(1, (byte) 4)
+                .put(2, (byte) 24)
+                .put(3, (byte) 24)
+                .putInt(4, 24 + 131073);
         feedByteByByte(ch, ch8.array());
         ByteBuf out = ch.readOutbound();
         assertEquals(PduHeader.TYPE_C2H_TERM_REQ, out.getByte(0));

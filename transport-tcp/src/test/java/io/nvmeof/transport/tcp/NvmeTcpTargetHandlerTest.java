@@ -1,15 +1,5 @@
 package io.nvmeof.transport.tcp;
 
-import io.nvmeof.core.command.Status;
-import io.nvmeof.core.spi.ListenerOptions;
-import io.nvmeof.core.spi.TargetRequest;
-import org.junit.jupiter.api.Test;
-
-import java.net.InetSocketAddress;
-import java.nio.ByteBuffer;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-
 import static io.nvmeof.transport.tcp.Bytes.hex;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -18,6 +8,15 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.core.spi.TargetRequest;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 
 /** The controller pipeline (decoder + handler) against a fake core, fed through EmbeddedChannel. */
 class NvmeTcpTargetHandlerTest {
@@ -101,8 +100,8 @@ class NvmeTcpTargetHandlerTest {
         assertTrue(h.handler.dataDigest());
         h.assertClean();
 
-        TargetHarness off = new TargetHarness(new ListenerOptions(new InetSocketAddress("127.0.0.1", 4420), 1, 128,
-                16384, 0, false));
+        TargetHarness off = new TargetHarness(
+                new ListenerOptions(new InetSocketAddress("127.0.0.1", 4420), 1, 128, 16384, 0, false));
         assertEquals(0, off.connectIc(3)[11]);
         assertFalse(off.handler.headerDigest());
         off.assertClean();
@@ -325,10 +324,13 @@ class NvmeTcpTargetHandlerTest {
         ByteBuffer src = FakeCore.pattern(8192);
         read.addData(src, 0, 4096, h.core.counted());
         read.addData(src, 4096, 4096, h.core.counted());
-        assertThrows(IllegalArgumentException.class, () -> read.addData(src, 0, 1, h.core.counted()),
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> read.addData(src, 0, 1, h.core.counted()),
                 "more than dataLength");
         h.feed(Bytes.capsule(Bytes.sqe(FakeCore.HOLD_OPCODE | 0x01, 2, 0x5A, 8192), null, false, false));
-        h.feed(Bytes.capsule(Bytes.sqe(FakeCore.HOLD_OPCODE | 0x01, 3, 0x01, 512), Bytes.pattern(512, 0), false, false));
+        h.feed(Bytes.capsule(
+                Bytes.sqe(FakeCore.HOLD_OPCODE | 0x01, 3, 0x01, 512), Bytes.pattern(512, 0), false, false));
         assertEquals(3, h.core.held.size());
         assertEquals(1, h.drainPdus().size(), "one R2T");
         assertEquals(2, h.handler.dataPool().outstanding());

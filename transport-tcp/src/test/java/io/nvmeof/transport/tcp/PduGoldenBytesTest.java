@@ -1,16 +1,15 @@
 package io.nvmeof.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import org.junit.jupiter.api.Test;
-
-import java.nio.charset.StandardCharsets;
-import java.util.zip.CRC32C;
-
 import static io.nvmeof.transport.tcp.Bytes.hex;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
 
 /** The PDU flyweights against the example bytes of nvmeof-protocol.md (§5.4–§5.8). */
 class PduGoldenBytesTest {
@@ -27,7 +26,8 @@ class PduGoldenBytesTest {
 
     @Test
     void icReqWithoutDigests() {
-        byte[] golden = Bytes.concat(hex("00 00 80 00 80 00 00 00 00 00 00 00 00 00 00 00"), zeros(112)); // nvmeof-protocol.md §5.4
+        byte[] golden = Bytes.concat(
+                hex("00 00 80 00 80 00 00 00 00 00 00 00 00 00 00 00"), zeros(112)); // nvmeof-protocol.md §5.4
         ByteBuf b = Unpooled.buffer(128);
         b.writerIndex(128).setByte(77, 0xEE); // reserved bytes must be zeroed by set()
         new IcReqPdu().wrap(b, 0).set(0, 0, 0, 0);
@@ -45,7 +45,8 @@ class PduGoldenBytesTest {
 
     @Test
     void icRespAsNvmetSendsIt() {
-        byte[] golden = Bytes.concat(hex("01 00 80 00 80 00 00 00 00 00 00 00 00 00 40 00"), zeros(112)); // nvmeof-protocol.md §5.4
+        byte[] golden = Bytes.concat(
+                hex("01 00 80 00 80 00 00 00 00 00 00 00 00 00 40 00"), zeros(112)); // nvmeof-protocol.md §5.4
         ByteBuf b = Unpooled.buffer(128);
         IcRespPdu p = new IcRespPdu().wrap(b, 0).set(0, 0, 0, 0x00400000);
         assertEquals(0x00400000L, p.maxH2cData());
@@ -55,7 +56,8 @@ class PduGoldenBytesTest {
 
     @Test
     void connectCapsuleHeader() {
-        // nvmeof-protocol.md §5.5: CH 04 00 48 48 48 04 00 00 (HLEN 72, PDO 72, PLEN 1096) for 1024 bytes of Connect data.
+        // nvmeof-protocol.md §5.5: CH 04 00 48 48 48 04 00 00 (HLEN 72, PDO 72, PLEN 1096) for 1024 bytes of Connect
+        // data.
         ByteBuf b = Unpooled.buffer(72);
         CapsuleCmdPdu p = new CapsuleCmdPdu().wrap(b, 0).set(false, false, 1024);
         assertEquals(8, p.sqeIndex());
@@ -122,7 +124,7 @@ class PduGoldenBytesTest {
         byte[] golden = hex("05 00 18 00 18 00 00 00 01 00 00 00 00 00 00 00 01 00 00 00 07 00 00 00");
         ByteBuf b = Unpooled.buffer(24);
         CapsuleRespPdu p = new CapsuleRespPdu().wrap(b, 0).set(false);
-        b.setIntLE(p.cqeIndex(), 1);       // DW0 = CNTLID
+        b.setIntLE(p.cqeIndex(), 1); // DW0 = CNTLID
         b.setShortLE(p.cqeIndex() + 8, 1); // SQHD
         b.setShortLE(p.cqeIndex() + 12, 7); // CID
         assertEquals(7, p.cid());

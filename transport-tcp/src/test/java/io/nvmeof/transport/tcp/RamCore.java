@@ -5,7 +5,6 @@ import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.TargetRequest;
-
 import java.nio.ByteBuffer;
 
 /**
@@ -52,7 +51,9 @@ final class RamCore implements QueueHandler, DataReceiver {
             return;
         }
         if (r.command().opcode() == 0x7F) {
-            channel.connected(r.command().connectQid(), r.command().connectSqsize(),
+            channel.connected(
+                    r.command().connectQid(),
+                    r.command().connectSqsize(),
                     (r.command().connectCattr() & 0x04) != 0);
             r.response().dw0(1);
         } else {
@@ -62,6 +63,5 @@ final class RamCore implements QueueHandler, DataReceiver {
     }
 
     @Override
-    public void onClose(Throwable cause) {
-    }
+    public void onClose(Throwable cause) {}
 }

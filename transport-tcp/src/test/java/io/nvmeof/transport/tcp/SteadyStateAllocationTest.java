@@ -1,14 +1,13 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ResourceLeakDetector;
 import io.netty.util.concurrent.FastThreadLocalThread;
-import org.junit.jupiter.api.Test;
-
 import java.lang.management.ManagementFactory;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
 
 /**
  * Heap bytes allocated per command on the target path in steady state, measured with
@@ -77,7 +76,8 @@ class SteadyStateAllocationTest {
     private static void run(TargetHarness h, byte[] read, byte[] write, int n) {
         for (int i = 0; i < n; i++) {
             // Pooled input buffers: recycled, so filling them allocates nothing either.
-            h.channel.writeInbound(h.alloc.directBuffer(read.length).writeBytes(read),
+            h.channel.writeInbound(
+                    h.alloc.directBuffer(read.length).writeBytes(read),
                     h.alloc.directBuffer(write.length).writeBytes(write));
             h.channel.runPendingTasks();
             for (Object o; (o = h.channel.readOutbound()) != null; ) {

@@ -1,19 +1,18 @@
 package io.nvmeof.transport.tcp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
-
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * An {@link EmbeddedChannel} with the controller pipeline, a {@link FakeCore}, and a private pooled allocator with
@@ -32,8 +31,18 @@ final class TargetHarness {
 
     TargetHarness(ListenerOptions options) {
         channel.config().setAllocator(alloc);
-        PortInfo port = new PortInfo(3, 1, "127.0.0.1", "4420", 1, options.maxQueueSize(),
-                options.inCapsuleDataSize(), TcpTransport.SGLS, 0, 4, new byte[] {0});
+        PortInfo port = new PortInfo(
+                3,
+                1,
+                "127.0.0.1",
+                "4420",
+                1,
+                options.maxQueueSize(),
+                options.inCapsuleDataSize(),
+                TcpTransport.SGLS,
+                0,
+                4,
+                new byte[] {0});
         handler = NvmeTcpTargetHandler.install(channel.pipeline(), options, port, core);
     }
 

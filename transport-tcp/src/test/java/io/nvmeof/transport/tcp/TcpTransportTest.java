@@ -1,13 +1,16 @@
 package io.nvmeof.transport.tcp;
 
+import static io.nvmeof.transport.tcp.Bytes.hex;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
-
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -17,13 +20,9 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-
-import static io.nvmeof.transport.tcp.Bytes.hex;
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** TcpTransport over real loopback sockets, with a plain java.net.Socket as the host. */
 @Timeout(30)
@@ -185,7 +184,8 @@ class TcpTransportTest {
     @Test
     void garbageConnectionIsTerminatedOthersKeepWorking() throws Exception {
         TargetListener l = listen(0);
-        try (Host good = new Host(l.localAddress()); Host bad = new Host(l.localAddress())) {
+        try (Host good = new Host(l.localAddress());
+                Host bad = new Host(l.localAddress())) {
             good.connect();
             bad.send("this is not NVMe/TCP at all".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             byte[] term = bad.readPdu();
@@ -207,7 +207,9 @@ class TcpTransportTest {
         int before = threads("nvme-tcp-accept-" + port) + threads("nvme-tcp-io-" + port);
         IOException e = assertThrows(IOException.class, () -> listen(port));
         assertEquals("port " + port + " on 127.0.0.1 is already in use", e.getMessage());
-        assertEquals(before, threads("nvme-tcp-accept-" + port) + threads("nvme-tcp-io-" + port),
+        assertEquals(
+                before,
+                threads("nvme-tcp-accept-" + port) + threads("nvme-tcp-io-" + port),
                 "the failed listener left threads behind");
     }
 
@@ -227,10 +229,14 @@ class TcpTransportTest {
             Thread.sleep(10);
         }
         assertEquals(0, threads("nvme-tcp-accept-any") + threads("nvme-tcp-io-any"), "event loops stopped");
-        assertThrows(IOException.class, () -> {
-            try (Socket s = new Socket(l.localAddress().getAddress(), l.localAddress().getPort())) {
-                ByteBuffer.allocate(0);
-            }
-        }, "nobody listens any more");
+        assertThrows(
+                IOException.class,
+                () -> {
+                    try (Socket s = new Socket(
+                            l.localAddress().getAddress(), l.localAddress().getPort())) {
+                        ByteBuffer.allocate(0);
+                    }
+                },
+                "nobody listens any more");
     }
 }

@@ -3,7 +3,6 @@ package io.nvmeof.transport.tcp;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CountDownLatch;

@@ -5,7 +5,6 @@ import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.InvocationTargetException;
@@ -40,8 +39,7 @@ public final class DisniProvider implements RdmaProvider {
             "native library not built (install libibverbs-dev and librdmacm-dev and rebuild)";
     private static final String IMPL = "io.nvmeof.transport.rdma.disni.impl.DisniVerbs";
 
-    private record Loaded(RdmaProvider impl, String reason) {
-    }
+    private record Loaded(RdmaProvider impl, String reason) {}
 
     /** One per JVM: a native library can belong to one class loader only. */
     private static Loaded loaded;
@@ -75,7 +73,9 @@ public final class DisniProvider implements RdmaProvider {
         URL ownCode;
         try {
             disniJar = Class.forName("com.ibm.disni.verbs.RdmaCm", false, parent)
-                    .getProtectionDomain().getCodeSource().getLocation();
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation();
             ownCode = DisniProvider.class.getProtectionDomain().getCodeSource().getLocation();
         } catch (ClassNotFoundException | LinkageError e) {
             return unavailable("DiSNI (com.ibm.disni:disni) is not on the class path");
@@ -96,7 +96,9 @@ public final class DisniProvider implements RdmaProvider {
         }
         try {
             ClassLoader isolating = new IsolatingLoader(new URL[] {ownCode, disniJar}, parent, so);
-            Object impl = Class.forName(IMPL, true, isolating).getConstructor(String.class).newInstance(so.toString());
+            Object impl = Class.forName(IMPL, true, isolating)
+                    .getConstructor(String.class)
+                    .newInstance(so.toString());
             return new Loaded((RdmaProvider) impl, null);
         } catch (InvocationTargetException e) {
             Throwable c = e.getCause();
@@ -191,13 +193,18 @@ public final class DisniProvider implements RdmaProvider {
     }
 
     @Override
-    public RdmaListener listen(java.net.InetSocketAddress address, ConnectionRequestHandler handler) throws IOException {
+    public RdmaListener listen(java.net.InetSocketAddress address, ConnectionRequestHandler handler)
+            throws IOException {
         return impl().listen(address, handler);
     }
 
     @Override
-    public RdmaConnection connect(java.net.InetSocketAddress address, QueuePairAttributes attributes,
-                                  ByteBuffer privateData, Consumer<RdmaConnection> receivesToPost, Duration timeout)
+    public RdmaConnection connect(
+            java.net.InetSocketAddress address,
+            QueuePairAttributes attributes,
+            ByteBuffer privateData,
+            Consumer<RdmaConnection> receivesToPost,
+            Duration timeout)
             throws IOException {
         return impl().connect(address, attributes, privateData, receivesToPost, timeout);
     }

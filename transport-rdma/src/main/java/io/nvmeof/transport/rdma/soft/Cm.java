@@ -19,12 +19,10 @@ final class Cm {
     static final int REQ = 1, REP = 2, REJ = 3, DREQ = 4;
     static final int MAX_REQ_PRIVATE = 56, MAX_REP_PRIVATE = 196, MAX_REJ_PRIVATE = 148;
 
-    private Cm() {
-    }
+    private Cm() {}
 
     /** The hello of REQ and REP. */
-    record Hello(long pid, String qpFile, QueuePairAttributes attributes, int pd, byte[] privateData) {
-    }
+    record Hello(long pid, String qpFile, QueuePairAttributes attributes, int pd, byte[] privateData) {}
 
     static byte[] bytes(ByteBuffer b, int max, String what) {
         if (b == null) {
@@ -40,7 +38,10 @@ final class Cm {
     }
 
     static ByteBuffer view(byte[] a) {
-        return ByteBuffer.wrap(a).order(ByteOrder.LITTLE_ENDIAN).asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        return ByteBuffer.wrap(a)
+                .order(ByteOrder.LITTLE_ENDIAN)
+                .asReadOnlyBuffer()
+                .order(ByteOrder.LITTLE_ENDIAN);
     }
 
     static void writeHello(DataOutputStream out, int type, Hello h) throws IOException {
@@ -84,8 +85,8 @@ final class Cm {
         int magic = in.readInt();
         int version = in.readInt();
         if (magic != MAGIC || version != VERSION) {
-            throw new IOException("not a software RNIC peer (magic 0x" + Integer.toHexString(magic) + ", version "
-                    + version + ")");
+            throw new IOException(
+                    "not a software RNIC peer (magic 0x" + Integer.toHexString(magic) + ", version " + version + ")");
         }
         return in.readInt();
     }
@@ -98,8 +99,8 @@ final class Cm {
         }
         QueuePairAttributes a;
         try {
-            a = new QueuePairAttributes(in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(),
-                    in.readInt(), in.readInt());
+            a = new QueuePairAttributes(
+                    in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt());
         } catch (IllegalArgumentException e) {
             throw new IOException("bad QP attributes from peer: " + e.getMessage());
         }

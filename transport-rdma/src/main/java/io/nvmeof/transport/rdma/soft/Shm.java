@@ -18,8 +18,7 @@ final class Shm {
     /** long at a byte index of a direct buffer, native order; atomic modes need 8-byte alignment. */
     static final VarHandle LONG = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
-    private Shm() {
-    }
+    private Shm() {}
 
     /** Creates {@code path} (it must not exist), sizes it to {@code size} bytes (zero-filled) and maps it read-write. */
     static MappedByteBuffer create(Path path, long size) throws IOException {

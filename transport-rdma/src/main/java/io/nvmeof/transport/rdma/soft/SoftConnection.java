@@ -38,7 +38,10 @@ final class SoftConnection implements RdmaConnection {
     volatile ByteBuffer peerPrivateData = Cm.view(new byte[0]);
 
     SoftConnection(SoftQueuePair qp, Socket socket) throws IOException {
-        this(qp, socket, new DataInputStream(new BufferedInputStream(socket.getInputStream())),
+        this(
+                qp,
+                socket,
+                new DataInputStream(new BufferedInputStream(socket.getInputStream())),
                 new DataOutputStream(new BufferedOutputStream(socket.getOutputStream())));
     }
 
@@ -125,7 +128,7 @@ final class SoftConnection implements RdmaConnection {
         reader = Thread.currentThread();
         try {
             socket.setSoTimeout(0);
-            for (;;) {
+            for (; ; ) {
                 int type = Cm.readType(in);
                 if (type == Cm.DREQ) {
                     break;

@@ -1,11 +1,8 @@
 package io.nvmeof.transport.rdma.soft;
 
 import io.nvmeof.core.util.DirectBuffers;
-
 import java.io.IOException;
-
 import java.lang.ref.Cleaner;
-
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.file.DirectoryStream;
@@ -42,7 +39,13 @@ final class SoftDevice {
     static final int SLOT_SIZE = 64;
     static final int REG_HEADER = 64;
     static final int REG_MAGIC = 0x53524547; // "SREG"
-    static final int S_STATE = 0, S_SERIAL = 8, S_BASE = 16, S_LENGTH = 24, S_FILE = 32, S_FILE_OFF = 40, S_ACCESS = 48,
+    static final int S_STATE = 0,
+            S_SERIAL = 8,
+            S_BASE = 16,
+            S_LENGTH = 24,
+            S_FILE = 32,
+            S_FILE_OFF = 40,
+            S_ACCESS = 48,
             S_PD = 52;
     /** Synthetic addresses: region in slot s covers [BASE + s * 2^32, + length). */
     static final long ADDRESS_BASE = 0x0000_1000_0000_0000L;
@@ -66,11 +69,9 @@ final class SoftDevice {
     private final AtomicLong pdIds = new AtomicLong();
 
     /** A region as a buffer whose index 0 is the region's byte 0; {@code serial} names the registration. */
-    record RegionView(long serial, ByteBuffer buffer) {
-    }
+    record RegionView(long serial, ByteBuffer buffer) {}
 
-    private record Allocation(long fileId, long address, int size) {
-    }
+    private record Allocation(long fileId, long address, int size) {}
 
     static synchronized SoftDevice get() throws IOException {
         if (instance == null) {
@@ -306,7 +307,9 @@ final class SoftDevice {
         java.util.Optional<java.time.Instant> started = h.get().info().startInstant();
         try {
             return started.isPresent()
-                    && Files.getLastModifiedTime(p).toInstant().isBefore(started.get().minusSeconds(2));
+                    && Files.getLastModifiedTime(p)
+                            .toInstant()
+                            .isBefore(started.get().minusSeconds(2));
         } catch (IOException e) {
             return false;
         }

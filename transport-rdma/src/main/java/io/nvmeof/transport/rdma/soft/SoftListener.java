@@ -27,8 +27,9 @@ final class SoftListener implements RdmaListener {
     private final InetSocketAddress localAddress;
     private volatile boolean closed;
 
-    SoftListener(SoftRdmaProvider provider, SoftDevice device, InetSocketAddress address,
-                 ConnectionRequestHandler handler) throws IOException {
+    SoftListener(
+            SoftRdmaProvider provider, SoftDevice device, InetSocketAddress address, ConnectionRequestHandler handler)
+            throws IOException {
         this.provider = provider;
         this.device = device;
         this.handler = handler;
@@ -159,8 +160,9 @@ final class SoftListener implements RdmaListener {
         }
 
         @Override
-        public RdmaConnection accept(QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost,
-                                     ByteBuffer privateData) throws IOException {
+        public RdmaConnection accept(
+                QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost, ByteBuffer privateData)
+                throws IOException {
             byte[] priv = Cm.bytes(privateData, Cm.MAX_REP_PRIVATE, "accept");
             if (!decided.compareAndSet(false, true)) {
                 throw new IllegalStateException("connection request already accepted or rejected");
@@ -170,7 +172,8 @@ final class SoftListener implements RdmaListener {
                 qp = new SoftQueuePair(device, attributes, provider.rnrTimeoutNanos());
                 SoftConnection conn = new SoftConnection(qp, socket, in, out);
                 qp.connectPeer(hello.pid(), hello.qpFile(), hello.attributes(), hello.pd());
-                qp.initiatorDepth = Math.min(attributes.initiatorDepth(), hello.attributes().responderResources());
+                qp.initiatorDepth =
+                        Math.min(attributes.initiatorDepth(), hello.attributes().responderResources());
                 conn.peerPrivateData = Cm.view(hello.privateData());
                 if (receivesToPost != null) {
                     receivesToPost.accept(conn);

@@ -43,7 +43,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int MAGIC = 0x53525150; // "SRQP"
     static final int H_MAGIC = 0, H_STATE = 8, H_RQ_HEAD = 64, H_RQ_TAIL = 128, H_CQ_TAIL = 192, RQ_BASE = 256;
     static final int RQE = 32, CQE = 32;
-
     static final int INIT = 0, RTR = 1, RTS = 2, ERROR = 3;
     private static final State[] STATES = State.values();
 
@@ -152,7 +151,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     /** Maps the peer's queue file and deletes its name (both sides hold mappings now). Cold path. */
-    void connectPeer(long peerPid, String peerFile, QueuePairAttributes peerAttributes, int peerPdId) throws IOException {
+    void connectPeer(long peerPid, String peerFile, QueuePairAttributes peerAttributes, int peerPdId)
+            throws IOException {
         Path p = device.file(peerFile);
         ByteBuffer b = Shm.open(p);
         if ((int) INT.getAcquire(b, H_MAGIC) != MAGIC) {
@@ -233,15 +233,15 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     @Override
-    public boolean postSendWithInvalidate(long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate,
-                                          boolean signaled) {
-        return post(OP_SEND, wrId, region, offset, length, 0, 0, rkeyToInvalidate == 0 ? -1 : rkeyToInvalidate,
-                signaled);
+    public boolean postSendWithInvalidate(
+            long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate, boolean signaled) {
+        return post(
+                OP_SEND, wrId, region, offset, length, 0, 0, rkeyToInvalidate == 0 ? -1 : rkeyToInvalidate, signaled);
     }
 
     @Override
-    public boolean postWrite(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
-                             boolean signaled) {
+    public boolean postWrite(
+            long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey, boolean signaled) {
         return post(OP_WRITE, wrId, region, offset, length, remoteAddress, rkey, 0, signaled);
     }
 
@@ -251,8 +251,16 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     /** inv: 0 = plain Send, -1 = invalidate rkey 0 (never valid), otherwise the rkey to invalidate. */
-    private boolean post(int op, long wrId, MemoryRegion mr, int offset, int length, long raddr, int rkey, int inv,
-                         boolean signaled) {
+    private boolean post(
+            int op,
+            long wrId,
+            MemoryRegion mr,
+            int offset,
+            int length,
+            long raddr,
+            int rkey,
+            int inv,
+            boolean signaled) {
         if (closed) {
             return false;
         }
@@ -288,8 +296,17 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private void progress() {
         while (sqCount > 0) {
             int i = sqHead;
-            if (execute(sqOp[i], sqWrId[i], sqMr[i], sqOffset[i], sqLength[i], sqRaddr[i], sqRkey[i], sqInv[i],
-                    sqSignaled[i]) == NOT_READY) {
+            if (execute(
+                            sqOp[i],
+                            sqWrId[i],
+                            sqMr[i],
+                            sqOffset[i],
+                            sqLength[i],
+                            sqRaddr[i],
+                            sqRkey[i],
+                            sqInv[i],
+                            sqSignaled[i])
+                    == NOT_READY) {
                 if (System.nanoTime() - rnrDeadline >= 0) {
                     completeSend(sqWrId[i], sqOp[i], RNR_RETRY_EXC_ERR, sqLength[i]);
                     dequeue();
@@ -310,14 +327,27 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     /** Performs one work request as requester and responder; NOT_READY when the peer has no receive posted. */
-    private int execute(int op, long wrId, MemoryRegion mr, int offset, int length, long raddr, int rkey, int inv,
-                        boolean signaled) {
+    private int execute(
+            int op,
+            long wrId,
+            MemoryRegion mr,
+            int offset,
+            int length,
+            long raddr,
+            int rkey,
+            int inv,
+            boolean signaled) {
         if (st() == ERROR) {
             completeSend(wrId, op, WR_FLUSH_ERR, 0);
             return DONE;
         }
-        if (!(mr instanceof SoftMemoryRegion m) || m.device != device || m.pd != pd || !m.valid()
-                || offset < 0 || length < 0 || offset > m.length - length
+        if (!(mr instanceof SoftMemoryRegion m)
+                || m.device != device
+                || m.pd != pd
+                || !m.valid()
+                || offset < 0
+                || length < 0
+                || offset > m.length - length
                 || (op == OP_READ && (m.access & ProtectionDomain.ACCESS_LOCAL_WRITE) == 0)) {
             completeSend(wrId, op, LOC_PROT_ERR, 0);
             toError(false);
@@ -333,9 +363,11 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             if (!take(pq, pRqMask)) {
                 return NOT_READY;
             }
-            int rst = length > tkLength ? LOC_LEN_ERR
-                    : resolve(tkKey, tkOffset, false, length, ProtectionDomain.ACCESS_LOCAL_WRITE) ? SUCCESS
-                    : LOC_PROT_ERR;
+            int rst = length > tkLength
+                    ? LOC_LEN_ERR
+                    : resolve(tkKey, tkOffset, false, length, ProtectionDomain.ACCESS_LOCAL_WRITE)
+                            ? SUCCESS
+                            : LOC_PROT_ERR;
             if (rst == SUCCESS && inv != 0 && !invalidate(inv)) {
                 rst = LOC_PROT_ERR;
             }
@@ -398,8 +430,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         int access = (int) INT.get(reg, o + SoftDevice.S_ACCESS);
         int regionPd = (int) INT.get(reg, o + SoftDevice.S_PD);
         VarHandle.acquireFence();
-        if ((int) INT.getOpaque(reg, o + SoftDevice.S_STATE) != key
-                || (access & need) != need || regionPd != peerPd) {
+        if ((int) INT.getOpaque(reg, o + SoftDevice.S_STATE) != key || (access & need) != need || regionPd != peerPd) {
             return false;
         }
         long off = byAddress ? where - base : where;
@@ -431,7 +462,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
 
     /** Consumes the next posted receive of the ring in {@code b} into tk*; false if none. */
     private boolean take(ByteBuffer b, int mask) {
-        for (;;) {
+        for (; ; ) {
             long head = (long) LONG.getVolatile(b, H_RQ_HEAD);
             long tail = (long) LONG.getAcquire(b, H_RQ_TAIL);
             if (head >= tail) {
@@ -474,7 +505,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     private static boolean put(ByteBuffer b, int base, int mask, long wrId, int word, int length, int inv, int retire) {
-        for (;;) {
+        for (; ; ) {
             long pos = (long) LONG.getVolatile(b, H_CQ_TAIL);
             int cell = base + (int) (pos & mask) * CQE;
             long seq = (long) LONG.getAcquire(b, cell);
@@ -565,7 +596,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             // slices: a peer in another process cannot unpark us, so we look again at least every 200 µs.
             long spinUntil = System.nanoTime() + 20_000;
             long park = 10_000;
-            for (;;) {
+            for (; ; ) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }

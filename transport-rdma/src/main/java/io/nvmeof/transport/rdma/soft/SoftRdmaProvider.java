@@ -81,8 +81,13 @@ public final class SoftRdmaProvider implements RdmaProvider {
     }
 
     @Override
-    public RdmaConnection connect(InetSocketAddress address, QueuePairAttributes attributes, ByteBuffer privateData,
-                                  Consumer<RdmaConnection> receivesToPost, Duration timeout) throws IOException {
+    public RdmaConnection connect(
+            InetSocketAddress address,
+            QueuePairAttributes attributes,
+            ByteBuffer privateData,
+            Consumer<RdmaConnection> receivesToPost,
+            Duration timeout)
+            throws IOException {
         byte[] priv = Cm.bytes(privateData, Cm.MAX_REQ_PRIVATE, "connect");
         SoftDevice device = SoftDevice.get();
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -107,25 +112,28 @@ public final class SoftRdmaProvider implements RdmaProvider {
             int type = Cm.readType(conn.in);
             if (type == Cm.REJ) {
                 byte[] rej = Cm.readPrivate(conn.in, Cm.MAX_REJ_PRIVATE);
-                throw new RdmaRejectedException("connection to " + address + " rejected by the peer (" + DESCRIPTION
-                        + ")", rej);
+                throw new RdmaRejectedException(
+                        "connection to " + address + " rejected by the peer (" + DESCRIPTION + ")", rej);
             }
             if (type != Cm.REP) {
                 throw new IOException("unexpected CM message " + type + " from " + address);
             }
             Cm.Hello rep = Cm.readHello(conn.in);
             qp.connectPeer(rep.pid(), rep.qpFile(), rep.attributes(), rep.pd());
-            qp.initiatorDepth = Math.min(attributes.initiatorDepth(), rep.attributes().responderResources());
+            qp.initiatorDepth =
+                    Math.min(attributes.initiatorDepth(), rep.attributes().responderResources());
             conn.peerPrivateData = Cm.view(rep.privateData());
             qp.setState(SoftQueuePair.RTS);
             conn.startReader();
             ok = true;
             return conn;
         } catch (SocketTimeoutException e) {
-            throw new IOException("connect to " + address + " timed out after " + timeout.toMillis() + " ms (" + DESCRIPTION
-                    + ")", e);
+            throw new IOException(
+                    "connect to " + address + " timed out after " + timeout.toMillis() + " ms (" + DESCRIPTION + ")",
+                    e);
         } catch (EOFException e) {
-            throw new IOException("connect to " + address + ": the peer closed the connection (" + DESCRIPTION + ")", e);
+            throw new IOException(
+                    "connect to " + address + ": the peer closed the connection (" + DESCRIPTION + ")", e);
         } finally {
             if (!ok) {
                 try {

@@ -21,8 +21,11 @@ public interface ConnectionRequest {
      * then accepts with {@code privateData} (NVMe/RDMA: 32 bytes with CRQSIZE, nvmeof-protocol.md §6.1). The returned connection is
      * established or about to be; a Send may arrive before the ESTABLISHED event (nvmeof-protocol.md §6.2).
      */
-    RdmaConnection accept(QueuePairAttributes attributes, java.util.function.Consumer<RdmaConnection> receivesToPost,
-                          ByteBuffer privateData) throws IOException;
+    RdmaConnection accept(
+            QueuePairAttributes attributes,
+            java.util.function.Consumer<RdmaConnection> receivesToPost,
+            ByteBuffer privateData)
+            throws IOException;
 
     /** Rejects with consumer-defined private data (NVMe/RDMA: RECFMT + STS, nvmeof-protocol.md §6.1). */
     void reject(ByteBuffer privateData) throws IOException;

@@ -7,7 +7,12 @@ package io.nvmeof.transport.rdma.verbs;
  * EINVAL on hardware) rather than throwing.
  */
 public interface QueuePair {
-    enum State { INIT, RTR, RTS, ERROR }
+    enum State {
+        INIT,
+        RTR,
+        RTS,
+        ERROR
+    }
 
     State state();
 
@@ -18,12 +23,12 @@ public interface QueuePair {
     boolean postSend(long wrId, MemoryRegion region, int offset, int length, boolean signaled);
 
     /** Send with Invalidate: the peer's receive completion reports {@code rkeyToInvalidate} as invalidated (nvmeof-protocol.md §6.3). */
-    boolean postSendWithInvalidate(long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate,
-                                   boolean signaled);
+    boolean postSendWithInvalidate(
+            long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate, boolean signaled);
 
     /** RDMA Write of the local segment to (remoteAddress, rkey); the peer's CPU is not involved. */
-    boolean postWrite(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
-                      boolean signaled);
+    boolean postWrite(
+            long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey, boolean signaled);
 
     /** RDMA Read from (remoteAddress, rkey) into the local segment; always signaled. */
     boolean postRead(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey);

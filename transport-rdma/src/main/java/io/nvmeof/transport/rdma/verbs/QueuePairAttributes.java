@@ -12,14 +12,21 @@ package io.nvmeof.transport.rdma.verbs;
  *                           RDMA Read write data, nvmeof-protocol.md §6.1)
  * @param initiatorDepth     RDMA Reads we may have outstanding against the peer
  */
-public record QueuePairAttributes(int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int cqSize,
-                                  int responderResources, int initiatorDepth) {
+public record QueuePairAttributes(
+        int maxSendWr,
+        int maxRecvWr,
+        int maxSendSge,
+        int maxRecvSge,
+        int cqSize,
+        int responderResources,
+        int initiatorDepth) {
     public QueuePairAttributes {
         if (maxSendWr < 1 || maxRecvWr < 1 || maxSendSge < 1 || maxRecvSge < 1) {
             throw new IllegalArgumentException("QP sizes must be positive");
         }
         if (cqSize < maxSendWr + maxRecvWr) {
-            throw new IllegalArgumentException("cqSize " + cqSize + " < maxSendWr + maxRecvWr " + (maxSendWr + maxRecvWr));
+            throw new IllegalArgumentException(
+                    "cqSize " + cqSize + " < maxSendWr + maxRecvWr " + (maxSendWr + maxRecvWr));
         }
         if (responderResources < 0 || initiatorDepth < 0) {
             throw new IllegalArgumentException("RDMA read resources cannot be negative");

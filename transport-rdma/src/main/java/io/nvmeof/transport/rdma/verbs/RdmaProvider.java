@@ -42,6 +42,11 @@ public interface RdmaProvider {
      * @throws RdmaRejectedException if the peer rejected, with its reject private data
      * @throws IOException           on any other failure (unreachable, timeout, ...)
      */
-    RdmaConnection connect(InetSocketAddress address, QueuePairAttributes attributes, ByteBuffer privateData,
-                           java.util.function.Consumer<RdmaConnection> receivesToPost, Duration timeout) throws IOException;
+    RdmaConnection connect(
+            InetSocketAddress address,
+            QueuePairAttributes attributes,
+            ByteBuffer privateData,
+            java.util.function.Consumer<RdmaConnection> receivesToPost,
+            Duration timeout)
+            throws IOException;
 }

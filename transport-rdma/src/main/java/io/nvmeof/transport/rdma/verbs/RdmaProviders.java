@@ -6,8 +6,7 @@ import java.util.ServiceLoader;
 
 /** Finds {@link RdmaProvider}s with {@link ServiceLoader} (META-INF/services/io.nvmeof.transport.rdma.verbs.RdmaProvider). */
 public final class RdmaProviders {
-    private RdmaProviders() {
-    }
+    private RdmaProviders() {}
 
     /** Every provider on the class path, available or not, in ServiceLoader order. */
     public static List<RdmaProvider> all() {
@@ -41,6 +40,7 @@ public final class RdmaProviders {
             }
             names.add(p.name());
         }
-        throw new IllegalArgumentException("no RDMA provider named '" + name + "' on the class path (found: " + names + ")");
+        throw new IllegalArgumentException(
+                "no RDMA provider named '" + name + "' on the class path (found: " + names + ")");
     }
 }

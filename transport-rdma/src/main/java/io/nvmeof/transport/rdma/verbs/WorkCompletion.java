@@ -3,7 +3,12 @@ package io.nvmeof.transport.rdma.verbs;
 /** A work completion (ibv_wc). Mutable and reused: {@link CompletionQueue#poll} overwrites it. */
 public final class WorkCompletion {
     /** ibv_wc_opcode, as far as NVMe/RDMA needs it. */
-    public enum Opcode { SEND, RDMA_WRITE, RDMA_READ, RECV }
+    public enum Opcode {
+        SEND,
+        RDMA_WRITE,
+        RDMA_READ,
+        RECV
+    }
 
     /** ibv_wc_status values a provider reports. */
     public enum Status {
@@ -33,6 +38,7 @@ public final class WorkCompletion {
     public int byteLength;
     /** For RECV of a Send with Invalidate: the invalidated rkey; otherwise 0. */
     public int invalidatedRkey;
+
     public boolean withInvalidate;
 
     public boolean ok() {

@@ -8,7 +8,6 @@ import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
-
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -28,8 +27,7 @@ public final class DisniVerbsCheck {
     private static final QueuePairAttributes ATTRS = new QueuePairAttributes(16, 16, 1, 1, 64, 4, 4);
     private static int failures;
 
-    private DisniVerbsCheck() {
-    }
+    private DisniVerbsCheck() {}
 
     static void check(boolean ok, String what) {
         System.out.println((ok ? "OK   " : "FAIL ") + what);
@@ -90,8 +88,8 @@ public final class DisniVerbsCheck {
     public static void main(String[] args) throws Exception {
         String host = args.length > 0 ? args[0] : "10.0.2.15";
         DisniProvider provider = new DisniProvider();
-        System.out.println("provider: " + provider.description() + " available=" + provider.isAvailable()
-                + " reason=" + provider.unavailableReason());
+        System.out.println("provider: " + provider.description() + " available=" + provider.isAvailable() + " reason="
+                + provider.unavailableReason());
         if (!provider.isAvailable()) {
             System.exit(2);
         }
@@ -109,18 +107,23 @@ public final class DisniVerbsCheck {
                     r.reject(ByteBuffer.wrap(new byte[] {0, 0, 6, 0})); // NVMe/RDMA: RECFMT 0, STS 6 (no resources)
                     return;
                 }
-                RdmaConnection c = r.accept(ATTRS, conn -> {
-                    try {
-                        MemoryRegion mr = conn.protectionDomain().register(
-                                conn.protectionDomain().allocate(16 * 256), ProtectionDomain.ACCESS_LOCAL_WRITE);
-                        serverRecv.add(mr);
-                        for (int i = 0; i < 16; i++) {
-                            conn.queuePair().postRecv(1000 + i, mr, i * 256, 256);
-                        }
-                    } catch (Exception e) {
-                        throw new RuntimeException(e);
-                    }
-                }, pdata(0x41, 32));
+                RdmaConnection c = r.accept(
+                        ATTRS,
+                        conn -> {
+                            try {
+                                MemoryRegion mr = conn.protectionDomain()
+                                        .register(
+                                                conn.protectionDomain().allocate(16 * 256),
+                                                ProtectionDomain.ACCESS_LOCAL_WRITE);
+                                serverRecv.add(mr);
+                                for (int i = 0; i < 16; i++) {
+                                    conn.queuePair().postRecv(1000 + i, mr, i * 256, 256);
+                                }
+                            } catch (Exception e) {
+                                throw new RuntimeException(e);
+                            }
+                        },
+                        pdata(0x41, 32));
                 accepted.add(c);
             } catch (Exception e) {
                 System.out.println("FAIL server handler: " + e);
@@ -136,41 +139,53 @@ public final class DisniVerbsCheck {
             check(false, "reject: connect should have been rejected");
         } catch (RdmaRejectedException e) {
             ByteBuffer got = e.privateData();
-            check(startsWith(got, ByteBuffer.wrap(new byte[] {0, 0, 6, 0})),
-                    "reject with private data: client got " + got.remaining() + " bytes, first 4 = "
-                            + hex(got, 4) + " (" + e.getMessage() + ")");
+            check(
+                    startsWith(got, ByteBuffer.wrap(new byte[] {0, 0, 6, 0})),
+                    "reject with private data: client got " + got.remaining() + " bytes, first 4 = " + hex(got, 4)
+                            + " (" + e.getMessage() + ")");
         }
         ByteBuffer req = requests.poll(5, TimeUnit.SECONDS);
-        check(req != null && startsWith(req, pdata(2, 32)),
-                "connect private data (rejected request): server got " + (req == null ? "nothing" : req.remaining()
-                        + " bytes, first 32 match"));
+        check(
+                req != null && startsWith(req, pdata(2, 32)),
+                "connect private data (rejected request): server got "
+                        + (req == null ? "nothing" : req.remaining() + " bytes, first 32 match"));
         peerResponder.clear();
 
         // ---- connect + accept with private data
         MemoryRegion[] clientRecv = new MemoryRegion[1];
-        RdmaConnection client = provider.connect(target, ATTRS, pdata(1, 32), conn -> {
-            try {
-                clientRecv[0] = conn.protectionDomain().register(conn.protectionDomain().allocate(16 * 256),
-                        ProtectionDomain.ACCESS_LOCAL_WRITE);
-                for (int i = 0; i < 4; i++) {
-                    conn.queuePair().postRecv(2000 + i, clientRecv[0], i * 256, 256);
-                }
-            } catch (Exception e) {
-                throw new RuntimeException(e);
-            }
-        }, Duration.ofSeconds(10));
+        RdmaConnection client = provider.connect(
+                target,
+                ATTRS,
+                pdata(1, 32),
+                conn -> {
+                    try {
+                        clientRecv[0] = conn.protectionDomain()
+                                .register(
+                                        conn.protectionDomain().allocate(16 * 256),
+                                        ProtectionDomain.ACCESS_LOCAL_WRITE);
+                        for (int i = 0; i < 4; i++) {
+                            conn.queuePair().postRecv(2000 + i, clientRecv[0], i * 256, 256);
+                        }
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                },
+                Duration.ofSeconds(10));
         RdmaConnection server = accepted.poll(5, TimeUnit.SECONDS);
         req = requests.poll(5, TimeUnit.SECONDS);
         check(server != null, "accept: server side connection " + server);
-        check(req != null && req.remaining() >= 32 && startsWith(req, pdata(1, 32)),
+        check(
+                req != null && req.remaining() >= 32 && startsWith(req, pdata(1, 32)),
                 "connect with 32 bytes private data: server got " + (req == null ? 0 : req.remaining())
                         + " bytes (CM pads), first 32 match; peer responder resources " + peerResponder.poll());
-        // RdmaConnection.peerPrivateData() (added to the interface alongside; reflection keeps this compiling without it)
+        // RdmaConnection.peerPrivateData() (added to the interface alongside; reflection keeps this compiling without
+        // it)
         java.lang.reflect.Method ppd = client.getClass().getMethod("peerPrivateData");
         ppd.setAccessible(true);
         ByteBuffer acc = (ByteBuffer) ppd.invoke(client);
-        check(startsWith(acc, pdata(0x41, 32)), "accept with 32 bytes private data: client got " + acc.remaining()
-                + " bytes, first 32 match");
+        check(
+                startsWith(acc, pdata(0x41, 32)),
+                "accept with 32 bytes private data: client got " + acc.remaining() + " bytes, first 32 match");
         System.out.println("     client " + client + " initiatorDepth=" + client.initiatorDepth() + "; server " + server
                 + " initiatorDepth=" + server.initiatorDepth());
         CountDownLatch serverGone = new CountDownLatch(1);
@@ -180,8 +195,11 @@ public final class DisniVerbsCheck {
 
         // ---- Send / Recv both ways
         ProtectionDomain cpd = client.protectionDomain();
-        MemoryRegion cbuf = cpd.register(cpd.allocate(8192), ProtectionDomain.ACCESS_LOCAL_WRITE
-                | ProtectionDomain.ACCESS_REMOTE_READ | ProtectionDomain.ACCESS_REMOTE_WRITE);
+        MemoryRegion cbuf = cpd.register(
+                cpd.allocate(8192),
+                ProtectionDomain.ACCESS_LOCAL_WRITE
+                        | ProtectionDomain.ACCESS_REMOTE_READ
+                        | ProtectionDomain.ACCESS_REMOTE_WRITE);
         for (int i = 0; i < 64; i++) {
             cbuf.buffer().put(i, (byte) (0xC0 + i));
         }
@@ -195,7 +213,8 @@ public final class DisniVerbsCheck {
                 dataOk &= serverRecv.get(0).buffer().get(slot * 256 + i) == (byte) (0xC0 + i);
             }
         }
-        check(cw.size() == 1 && cw.get(0).ok() && cw.get(0).opcode == WorkCompletion.Opcode.SEND,
+        check(
+                cw.size() == 1 && cw.get(0).ok() && cw.get(0).opcode == WorkCompletion.Opcode.SEND,
                 "client send completion " + cw);
         check(dataOk, "server received the 64 bytes " + sw);
         ProtectionDomain spd = server.protectionDomain();
@@ -205,7 +224,10 @@ public final class DisniVerbsCheck {
         }
         server.queuePair().postSend(2, sbuf, 0, 16, false); // unsignaled: no completion on success
         cw = completions(client, 1);
-        check(cw.size() == 1 && cw.get(0).ok() && cw.get(0).opcode == WorkCompletion.Opcode.RECV
+        check(
+                cw.size() == 1
+                        && cw.get(0).ok()
+                        && cw.get(0).opcode == WorkCompletion.Opcode.RECV
                         && cw.get(0).byteLength == 16
                         && clientRecv[0].buffer().get((int) (cw.get(0).wrId - 2000) * 256 + 15) == (byte) 0x5F,
                 "client received the server's unsignaled 16-byte Send " + cw);
@@ -238,35 +260,48 @@ public final class DisniVerbsCheck {
         cw = completions(client, 1);
         System.out.println("     send-with-invalidate of rkey 0x" + Integer.toHexString(cbuf.rkey()) + ": server " + sw
                 + " client " + cw);
-        boolean invOk = sw.size() == 1 && sw.get(0).ok() && cw.size() == 1 && cw.get(0).ok()
-                && cw.get(0).withInvalidate && cw.get(0).invalidatedRkey == cbuf.rkey();
+        boolean invOk = sw.size() == 1
+                && sw.get(0).ok()
+                && cw.size() == 1
+                && cw.get(0).ok()
+                && cw.get(0).withInvalidate
+                && cw.get(0).invalidatedRkey == cbuf.rkey();
         // rxe (Linux 6.1) only invalidates fast-registration MRs and memory windows, not ibv_reg_mr regions: the
         // receiver's completion is then REM_INV_REQ_ERR ("rxe_invalidate_mr: mr->type (3) is wrong type" in dmesg)
         boolean rxeRefused = !cw.isEmpty() && cw.get(0).status == WorkCompletion.Status.REM_INV_REQ_ERR;
-        check(invOk || rxeRefused, "Send with Invalidate: " + (invOk ? "client saw the invalidated rkey"
-                : "the receiver refused to invalidate an ibv_reg_mr rkey (rxe: only fast-reg MRs / MWs): " + cw.get(0)));
+        check(
+                invOk || rxeRefused,
+                "Send with Invalidate: "
+                        + (invOk
+                                ? "client saw the invalidated rkey"
+                                : "the receiver refused to invalidate an ibv_reg_mr rkey (rxe: only fast-reg MRs / MWs): "
+                                        + cw.get(0)));
 
         // ---- rkey violation (a fresh connection; the last one may be in the error state now)
         RdmaConnection[] pair = connectPair(provider, target, accepted);
-        MemoryRegion c2 = pair[0].protectionDomain().register(pair[0].protectionDomain().allocate(4096),
-                ProtectionDomain.ACCESS_LOCAL_WRITE | ProtectionDomain.ACCESS_REMOTE_WRITE);
-        MemoryRegion s2 = pair[1].protectionDomain().register(pair[1].protectionDomain().allocate(4096),
-                ProtectionDomain.ACCESS_LOCAL_WRITE);
+        MemoryRegion c2 = pair[0].protectionDomain()
+                .register(
+                        pair[0].protectionDomain().allocate(4096),
+                        ProtectionDomain.ACCESS_LOCAL_WRITE | ProtectionDomain.ACCESS_REMOTE_WRITE);
+        MemoryRegion s2 = pair[1].protectionDomain()
+                .register(pair[1].protectionDomain().allocate(4096), ProtectionDomain.ACCESS_LOCAL_WRITE);
         pair[1].queuePair().postWrite(6, s2, 0, 512, c2.address(), c2.rkey() ^ 0x100, true);
         sw = completions(pair[1], 1);
-        check(!sw.isEmpty() && sw.get(0).wrId == 6 && sw.get(0).status == WorkCompletion.Status.REM_ACCESS_ERR,
+        check(
+                !sw.isEmpty() && sw.get(0).wrId == 6 && sw.get(0).status == WorkCompletion.Status.REM_ACCESS_ERR,
                 "RDMA Write with a wrong rkey: " + sw.get(0) + ", then " + (sw.size() - 1)
-                        + " receives flushed: " + sw.stream().skip(1).allMatch(w -> w.status
-                        == WorkCompletion.Status.WR_FLUSH_ERR));
+                        + " receives flushed: "
+                        + sw.stream().skip(1).allMatch(w -> w.status == WorkCompletion.Status.WR_FLUSH_ERR));
         List<WorkCompletion> after = completions(pair[1], 0);
-        System.out.println("     server QP state after the error: " + pair[1].queuePair().state() + " " + after);
+        System.out.println(
+                "     server QP state after the error: " + pair[1].queuePair().state() + " " + after);
         pair[0].close();
         pair[1].close();
 
         // ---- disconnect with work outstanding: flush errors on both sides' posted receives
         pair = connectPair(provider, target, accepted);
-        MemoryRegion c3 = pair[0].protectionDomain().register(pair[0].protectionDomain().allocate(4096),
-                ProtectionDomain.ACCESS_LOCAL_WRITE);
+        MemoryRegion c3 = pair[0].protectionDomain()
+                .register(pair[0].protectionDomain().allocate(4096), ProtectionDomain.ACCESS_LOCAL_WRITE);
         for (int i = 0; i < 4; i++) {
             pair[0].queuePair().postRecv(3000 + i, c3, i * 512, 512);
         }
@@ -278,19 +313,25 @@ public final class DisniVerbsCheck {
         cw = completions(pair[0], 4);
         sw = completions(pair[1], 16);
         check(told, "onDisconnect told on both sides");
-        check(cw.size() == 4 && cw.stream().allMatch(w -> w.status == WorkCompletion.Status.WR_FLUSH_ERR),
+        check(
+                cw.size() == 4 && cw.stream().allMatch(w -> w.status == WorkCompletion.Status.WR_FLUSH_ERR),
                 "client's 4 outstanding receives flushed: " + cw);
-        check(sw.size() == 16 && sw.stream().allMatch(w -> w.status == WorkCompletion.Status.WR_FLUSH_ERR),
+        check(
+                sw.size() == 16 && sw.stream().allMatch(w -> w.status == WorkCompletion.Status.WR_FLUSH_ERR),
                 "server's 16 outstanding receives flushed (" + sw.size() + ")");
-        check(pair[0].queuePair().state() == io.nvmeof.transport.rdma.verbs.QueuePair.State.ERROR,
+        check(
+                pair[0].queuePair().state() == io.nvmeof.transport.rdma.verbs.QueuePair.State.ERROR,
                 "client QP state after disconnect: " + pair[0].queuePair().state());
-        check(!pair[0].queuePair().postSend(7, c3, 0, 16, true) || !completions(pair[0], 1).get(0).ok(),
+        check(
+                !pair[0].queuePair().postSend(7, c3, 0, 16, true)
+                        || !completions(pair[0], 1).get(0).ok(),
                 "posting after disconnect fails or flushes");
         pair[0].close();
         pair[1].close();
 
         client.close();
-        check(serverGone.await(10, TimeUnit.SECONDS) && clientGone.await(10, TimeUnit.SECONDS),
+        check(
+                serverGone.await(10, TimeUnit.SECONDS) && clientGone.await(10, TimeUnit.SECONDS),
                 "first connection: close told both sides");
         server.close();
         listener.close();
@@ -298,8 +339,8 @@ public final class DisniVerbsCheck {
         System.exit(failures == 0 ? 0 : 1);
     }
 
-    private static RdmaConnection[] connectPair(DisniProvider provider, InetSocketAddress target,
-                                                BlockingQueue<RdmaConnection> accepted) throws Exception {
+    private static RdmaConnection[] connectPair(
+            DisniProvider provider, InetSocketAddress target, BlockingQueue<RdmaConnection> accepted) throws Exception {
         RdmaConnection c = provider.connect(target, ATTRS, pdata(1, 32), null, Duration.ofSeconds(10));
         RdmaConnection s = accepted.poll(5, TimeUnit.SECONDS);
         if (s == null) {

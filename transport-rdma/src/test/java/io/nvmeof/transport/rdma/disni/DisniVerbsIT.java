@@ -1,10 +1,9 @@
 package io.nvmeof.transport.rdma.disni;
 
-import io.nvmeof.testkit.peervm.PeerVm;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.testkit.peervm.PeerVm;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -12,9 +11,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 
 /**
  * Real verbs: boots the peer VM once (../shared/peer-vm/run.sh), creates Soft-RoCE rxe0 in it and runs
@@ -33,14 +32,16 @@ class DisniVerbsIT {
         try (var s = Files.list(Path.of("build"))) {
             moduleJar = s.filter(p -> p.getFileName().toString().matches("transport-rdma-.*\\.jar")
                             && !p.getFileName().toString().contains("tests"))
-                    .findFirst().orElseThrow(() -> new IllegalStateException("no transport-rdma jar in build/"));
+                    .findFirst()
+                    .orElseThrow(() -> new IllegalStateException("no transport-rdma jar in build/"));
         }
         Assumptions.assumeTrue(jarHasNative(moduleJar), "libnvmeofrdma.so was not built (no rdma-core headers)");
         Files.copy(moduleJar, cp.resolve(moduleJar.getFileName()));
         for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
             Path p = Path.of(e);
             String n = p.getFileName().toString();
-            if (n.endsWith(".jar") && (n.startsWith("disni-") || n.startsWith("slf4j-") || n.startsWith("nvmeof-core"))) {
+            if (n.endsWith(".jar")
+                    && (n.startsWith("disni-") || n.startsWith("slf4j-") || n.startsWith("nvmeof-core"))) {
                 Files.copy(p, cp.resolve(n), StandardCopyOption.REPLACE_EXISTING);
             }
         }
@@ -50,7 +51,8 @@ class DisniVerbsIT {
         Path out = share.resolve("out");
 
         peerVm.ensureImage(Duration.ofMinutes(10));
-        PeerVm.Result r = peerVm.run(script, List.of(), Duration.ofSeconds(900), out, List.of("--share", share.toString()));
+        PeerVm.Result r =
+                peerVm.run(script, List.of(), Duration.ofSeconds(900), out, List.of("--share", share.toString()));
         String output = r.output();
         System.out.println("---- peer VM output ----\n" + output);
         assertEquals(0, r.rc(), "guest script exit status (see output above)");

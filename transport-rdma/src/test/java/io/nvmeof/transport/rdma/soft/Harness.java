@@ -15,8 +15,7 @@ import java.util.List;
 final class Harness {
     static final QueuePairAttributes ATTRS = new QueuePairAttributes(16, 16, 1, 1, 32, 4, 4);
 
-    private Harness() {
-    }
+    private Harness() {}
 
     /** Polls until {@code n} completions arrived (copies), failing after {@code timeout}. */
     static List<WorkCompletion> take(CompletionQueue cq, int n, Duration timeout) throws InterruptedException {
@@ -66,7 +65,8 @@ final class Harness {
         return c;
     }
 
-    static void waitFor(RdmaConnection c, java.util.function.BooleanSupplier cond, String what) throws InterruptedException {
+    static void waitFor(RdmaConnection c, java.util.function.BooleanSupplier cond, String what)
+            throws InterruptedException {
         long deadline = System.nanoTime() + 5_000_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -1,16 +1,15 @@
 package io.nvmeof.transport.rdma.soft;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-
-import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Asking whether the software RNIC is available must not start it (no shared-memory files for a mere probe). */
 class SoftProbeTest {
@@ -26,9 +25,15 @@ class SoftProbeTest {
     void probingCreatesNoFiles(@TempDir Path tmp) throws Exception {
         Path dir = tmp.resolve("softrnic");
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-Xmx64m", "-D" + SoftDevice.DIR_PROPERTY + "=" + dir, "-cp",
-                System.getProperty("java.class.path"), ProbeMain.class.getName())
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        java,
+                        "-Xmx64m",
+                        "-D" + SoftDevice.DIR_PROPERTY + "=" + dir,
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ProbeMain.class.getName())
+                .redirectErrorStream(true)
+                .start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes()).trim();
         assertEquals(0, p.exitValue(), out);
@@ -43,9 +48,15 @@ class SoftProbeTest {
         Path file = tmp.resolve("not-a-dir");
         Files.writeString(file, "x");
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-Xmx64m", "-D" + SoftDevice.DIR_PROPERTY + "=" + file.resolve("sub"), "-cp",
-                System.getProperty("java.class.path"), ProbeMain.class.getName())
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        java,
+                        "-Xmx64m",
+                        "-D" + SoftDevice.DIR_PROPERTY + "=" + file.resolve("sub"),
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        ProbeMain.class.getName())
+                .redirectErrorStream(true)
+                .start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes()).trim();
         assertEquals(0, p.exitValue(), out);

@@ -66,19 +66,30 @@ class SoftRnicCrossProcessTest {
         final long pid;
 
         Peer() throws Exception {
-            String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-            process = new ProcessBuilder(java, "-Xmx128m", "-XX:+UseSerialGC", "-cp",
-                    System.getProperty("java.class.path"), SoftRnicPeer.class.getName(), Long.toString(PEER_RNR_MS))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), US_ASCII))) {
-                    for (String l; (l = r.readLine()) != null; ) {
-                        lines.add(l);
-                    }
-                } catch (IOException ignored) {
-                    // process gone
-                }
-            }, "peer-stdout");
+            String java =
+                    Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+            process = new ProcessBuilder(
+                            java,
+                            "-Xmx128m",
+                            "-XX:+UseSerialGC",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            SoftRnicPeer.class.getName(),
+                            Long.toString(PEER_RNR_MS))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT)
+                    .start();
+            Thread t = new Thread(
+                    () -> {
+                        try (BufferedReader r =
+                                new BufferedReader(new InputStreamReader(process.getInputStream(), US_ASCII))) {
+                            for (String l; (l = r.readLine()) != null; ) {
+                                lines.add(l);
+                            }
+                        } catch (IOException ignored) {
+                            // process gone
+                        }
+                    },
+                    "peer-stdout");
             t.setDaemon(true);
             t.start();
             String first = expect("PORT");
@@ -89,7 +100,7 @@ class SoftRnicCrossProcessTest {
 
         String expect(String prefix) throws InterruptedException {
             long deadline = System.nanoTime() + 20_000_000_000L;
-            for (;;) {
+            for (; ; ) {
                 String l = lines.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (l == null) {
                     fail("peer did not say " + prefix);
@@ -139,18 +150,23 @@ class SoftRnicCrossProcessTest {
     }
 
     RdmaConnection connect(Peer p, String mode) throws Exception {
-        conn = provider.connect(p.address, ATTRS, ByteBuffer.wrap(mode.getBytes(US_ASCII)), c -> {
-            try {
-                ProtectionDomain pd = c.protectionDomain();
-                reply = pd.register(pd.allocate(4 * 4096), ACCESS_LOCAL_WRITE);
-                cmd = pd.register(pd.allocate(4096), ACCESS_LOCAL_WRITE);
-                for (int i = 0; i < 4; i++) {
-                    c.queuePair().postRecv(100 + i, reply, i * 4096, 4096);
-                }
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        }, Duration.ofSeconds(10));
+        conn = provider.connect(
+                p.address,
+                ATTRS,
+                ByteBuffer.wrap(mode.getBytes(US_ASCII)),
+                c -> {
+                    try {
+                        ProtectionDomain pd = c.protectionDomain();
+                        reply = pd.register(pd.allocate(4 * 4096), ACCESS_LOCAL_WRITE);
+                        cmd = pd.register(pd.allocate(4096), ACCESS_LOCAL_WRITE);
+                        for (int i = 0; i < 4; i++) {
+                            c.queuePair().postRecv(100 + i, reply, i * 4096, 4096);
+                        }
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                },
+                Duration.ofSeconds(10));
         p.expect("READY " + mode);
         return conn;
     }
@@ -166,10 +182,13 @@ class SoftRnicCrossProcessTest {
 
     ByteBuffer callRaw(int len, boolean invalidate, int rkey) throws InterruptedException {
         QueuePair qp = conn.queuePair();
-        assertTrue(invalidate ? qp.postSendWithInvalidate(1, cmd, 0, len, rkey, true)
-                : qp.postSend(1, cmd, 0, len, true));
+        assertTrue(
+                invalidate ? qp.postSendWithInvalidate(1, cmd, 0, len, rkey, true) : qp.postSend(1, cmd, 0, len, true));
         List<WorkCompletion> w = take(conn.completionQueue(), 2, Duration.ofSeconds(10));
-        WorkCompletion r = w.stream().filter(x -> x.opcode == WorkCompletion.Opcode.RECV).findFirst().orElseThrow();
+        WorkCompletion r = w.stream()
+                .filter(x -> x.opcode == WorkCompletion.Opcode.RECV)
+                .findFirst()
+                .orElseThrow();
         assertTrue(w.stream().allMatch(WorkCompletion::ok), w::toString);
         int slot = (int) r.wrId - 100;
         ByteBuffer out = ByteBuffer.allocate(r.byteLength).order(ByteOrder.LITTLE_ENDIAN);
@@ -178,8 +197,7 @@ class SoftRnicCrossProcessTest {
         return out;
     }
 
-    record Info(long rwAddress, int rwKey, long roAddress, int roKey, long plainAddress, int plainKey) {
-    }
+    record Info(long rwAddress, int rwKey, long roAddress, int roKey, long plainAddress, int plainKey) {}
 
     Info info() throws InterruptedException {
         ByteBuffer b = call(SoftRnicPeer.INFO);
@@ -196,8 +214,14 @@ class SoftRnicCrossProcessTest {
         connect(shared, "PLAIN");
         assertEquals("PEER:PLAIN", US_ASCII.decode(conn.peerPrivateData()).toString());
         assertEquals(QueuePair.State.RTS, conn.queuePair().state());
-        RdmaRejectedException e = assertThrows(RdmaRejectedException.class, () -> provider.connect(shared.address,
-                ATTRS, ByteBuffer.wrap("REJECT".getBytes(US_ASCII)), null, Duration.ofSeconds(10)));
+        RdmaRejectedException e = assertThrows(
+                RdmaRejectedException.class,
+                () -> provider.connect(
+                        shared.address,
+                        ATTRS,
+                        ByteBuffer.wrap("REJECT".getBytes(US_ASCII)),
+                        null,
+                        Duration.ofSeconds(10)));
         assertEquals("NO:REJECT", US_ASCII.decode(e.privateData()).toString());
     }
 
@@ -255,7 +279,8 @@ class SoftRnicCrossProcessTest {
     void expectRemoteAccessError(boolean read, long address, int rkey, int len) throws Exception {
         MemoryRegion src = local(1 << 16, ACCESS_LOCAL_WRITE);
         QueuePair qp = conn.queuePair();
-        assertTrue(read ? qp.postRead(9, src, 0, len, address, rkey) : qp.postWrite(9, src, 0, len, address, rkey, true));
+        assertTrue(
+                read ? qp.postRead(9, src, 0, len, address, rkey) : qp.postWrite(9, src, 0, len, address, rkey, true));
         WorkCompletion w = take1(conn.completionQueue());
         assertEquals(Status.REM_ACCESS_ERR, w.status, w::toString);
         assertEquals(9, w.wrId);
@@ -360,7 +385,8 @@ class SoftRnicCrossProcessTest {
             assertTrue(gone.await(5, TimeUnit.SECONDS), "the killed peer's connection is reported gone");
             List<WorkCompletion> w = take(conn.completionQueue(), 6, Duration.ofSeconds(5));
             assertTrue(w.stream().allMatch(x -> x.status == Status.WR_FLUSH_ERR), w::toString);
-            assertFalse(conn.queuePair().postSend(3, src(), 0, 64, true) && take1(conn.completionQueue()).ok());
+            assertFalse(conn.queuePair().postSend(3, src(), 0, 64, true)
+                    && take1(conn.completionQueue()).ok());
             // Its files stay behind (it could not clean up) until a device starts, which removes them.
             long pid = p.pid;
             p.process.waitFor(5, TimeUnit.SECONDS);
@@ -394,7 +420,9 @@ class SoftRnicCrossProcessTest {
 
     static List<String> filesOf(long pid) throws IOException {
         try (Stream<Path> s = Files.list(SoftDevice.get().dir)) {
-            return s.map(x -> x.getFileName().toString()).filter(n -> n.startsWith(pid + "-")).toList();
+            return s.map(x -> x.getFileName().toString())
+                    .filter(n -> n.startsWith(pid + "-"))
+                    .toList();
         }
     }
 
@@ -438,9 +466,14 @@ class SoftRnicCrossProcessTest {
         t = Arrays.copyOf(t, n);
         long total = Arrays.stream(t).sum();
         Arrays.sort(t);
-        System.out.printf("software RNIC (emulated): 4 KiB Send ping-pong between two processes, busy polling: "
-                + "median %.2f us, p99 %.2f us, max %.0f us, mean %.2f us (%d round trips, %d cores)%n",
-                t[n / 2] / 1e3, t[n * 99 / 100] / 1e3, t[n - 1] / 1e3, total / 1e3 / n, n,
+        System.out.printf(
+                "software RNIC (emulated): 4 KiB Send ping-pong between two processes, busy polling: "
+                        + "median %.2f us, p99 %.2f us, max %.0f us, mean %.2f us (%d round trips, %d cores)%n",
+                t[n / 2] / 1e3,
+                t[n * 99 / 100] / 1e3,
+                t[n - 1] / 1e3,
+                total / 1e3 / n,
+                n,
                 Runtime.getRuntime().availableProcessors());
         assertNotNull(t);
     }

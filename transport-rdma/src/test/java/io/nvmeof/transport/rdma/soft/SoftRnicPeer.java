@@ -44,15 +44,16 @@ public final class SoftRnicPeer {
                     req.reject(ByteBuffer.wrap(("NO:" + mode).getBytes(US_ASCII)));
                     return;
                 }
-                RdmaConnection c = req.accept(Harness.ATTRS, null, ByteBuffer.wrap(("PEER:" + mode)
-                        .getBytes(US_ASCII)));
+                RdmaConnection c =
+                        req.accept(Harness.ATTRS, null, ByteBuffer.wrap(("PEER:" + mode).getBytes(US_ASCII)));
                 Thread t = new Thread(() -> serve(c, mode), "serve-" + mode);
                 t.start();
             } catch (Exception e) {
                 e.printStackTrace();
             }
         });
-        System.out.println("PORT " + listener.localAddress().getPort() + " PID " + ProcessHandle.current().pid());
+        System.out.println("PORT " + listener.localAddress().getPort() + " PID "
+                + ProcessHandle.current().pid());
         System.out.flush();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, US_ASCII));
         for (String line; (line = in.readLine()) != null; ) {
@@ -76,11 +77,11 @@ public final class SoftRnicPeer {
             ProtectionDomain pd = c.protectionDomain();
             QueuePair qp = c.queuePair();
             CompletionQueue cq = c.completionQueue();
-            MemoryRegion rw = pd.register(pd.allocate(1 << 16), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ);
+            MemoryRegion rw =
+                    pd.register(pd.allocate(1 << 16), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
             MemoryRegion ro = pd.register(pd.allocate(4096), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ);
-            MemoryRegion plain = pd.register(ByteBuffer.allocateDirect(4096), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ);
+            MemoryRegion plain = pd.register(
+                    ByteBuffer.allocateDirect(4096), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ);
             MemoryRegion recv = pd.register(pd.allocate(8 * 4096), ACCESS_LOCAL_WRITE);
             MemoryRegion send = pd.register(pd.allocate(4096), 0);
             int recvLen = mode.equals("SMALL") ? 16 : 4096;
@@ -102,7 +103,7 @@ public final class SoftRnicPeer {
             long goneAt = 0;
             ByteBuffer rb = recv.buffer().order(ByteOrder.LITTLE_ENDIAN);
             ByteBuffer sb = send.buffer().order(ByteOrder.LITTLE_ENDIAN);
-            for (;;) {
+            for (; ; ) {
                 int n = cq.poll(out);
                 for (int i = 0; i < n; i++) {
                     WorkCompletion w = out[i];
@@ -123,8 +124,12 @@ public final class SoftRnicPeer {
                     int len;
                     switch (cmd) {
                         case INFO -> {
-                            sb.putLong(0, rw.address()).putInt(8, rw.rkey()).putLong(12, ro.address())
-                                    .putInt(20, ro.rkey()).putLong(24, plain.address()).putInt(32, plain.rkey());
+                            sb.putLong(0, rw.address())
+                                    .putInt(8, rw.rkey())
+                                    .putLong(12, ro.address())
+                                    .putInt(20, ro.rkey())
+                                    .putLong(24, plain.address())
+                                    .putInt(32, plain.rkey());
                             len = 36;
                         }
                         case ECHO -> {
@@ -150,7 +155,8 @@ public final class SoftRnicPeer {
                             len = 0;
                         }
                         case STATE -> {
-                            sb.putInt(0, w.withInvalidate ? 1 : 0).putInt(4, w.invalidatedRkey)
+                            sb.putInt(0, w.withInvalidate ? 1 : 0)
+                                    .putInt(4, w.invalidatedRkey)
                                     .putInt(8, ((SoftMemoryRegion) rw).valid() ? 1 : 0);
                             len = 12;
                         }

@@ -129,14 +129,19 @@ class SoftRnicTest {
         assertEquals(QueuePair.State.RTS, target.queuePair().state());
         assertEquals(4, host.initiatorDepth());
         assertEquals(host.localAddress(), target.remoteAddress());
-        assertThrows(IllegalArgumentException.class, () -> provider.connect(listener.localAddress(), ATTRS,
-                ByteBuffer.allocate(57), null, Duration.ofSeconds(1)), "rdma_cm: at most 56 bytes on connect");
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> provider.connect(
+                        listener.localAddress(), ATTRS, ByteBuffer.allocate(57), null, Duration.ofSeconds(1)),
+                "rdma_cm: at most 56 bytes on connect");
     }
 
     @Test
     void rejectWithPrivateData() {
-        RdmaRejectedException e = assertThrows(RdmaRejectedException.class, () -> provider.connect(
-                listener.localAddress(), ATTRS, ascii("REJECT ME"), null, Duration.ofSeconds(5)));
+        RdmaRejectedException e = assertThrows(
+                RdmaRejectedException.class,
+                () -> provider.connect(
+                        listener.localAddress(), ATTRS, ascii("REJECT ME"), null, Duration.ofSeconds(5)));
         assertEquals("NO:REJECT ME", US_ASCII.decode(e.privateData()).toString());
     }
 
@@ -156,15 +161,20 @@ class SoftRnicTest {
     @Test
     void sendRecvReceivesPostedBeforeConnect() throws Exception {
         AtomicReference<MemoryRegion> hostRecv = new AtomicReference<>();
-        host = provider.connect(listener.localAddress(), ATTRS, ascii("HELLO"), c -> {
-            try {
-                MemoryRegion mr = region(c, 8192, ACCESS_LOCAL_WRITE);
-                hostRecv.set(mr);
-                assertTrue(c.queuePair().postRecv(7, mr, 4096, 4096));
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        }, Duration.ofSeconds(5));
+        host = provider.connect(
+                listener.localAddress(),
+                ATTRS,
+                ascii("HELLO"),
+                c -> {
+                    try {
+                        MemoryRegion mr = region(c, 8192, ACCESS_LOCAL_WRITE);
+                        hostRecv.set(mr);
+                        assertTrue(c.queuePair().postRecv(7, mr, 4096, 4096));
+                    } catch (IOException e) {
+                        throw new RuntimeException(e);
+                    }
+                },
+                Duration.ofSeconds(5));
         target = accepted.poll(5, TimeUnit.SECONDS);
         MemoryRegion src = region(target, 4096, 0);
         fill(src, 0, 4096, 5);
@@ -189,7 +199,7 @@ class SoftRnicTest {
         MemoryRegion src = region(target, 64, 0);
         QueuePair tq = target.queuePair();
         int sent = 0;
-        for (;;) {
+        for (; ; ) {
             host.queuePair().postRecv(sent, rq, 0, 64);
             if (!tq.postSend(sent, src, 0, 0, false)) { // zero-length, unsignaled
                 break;
@@ -257,8 +267,8 @@ class SoftRnicTest {
         assertArrayEquals(bytes(remote, 30000, 5000), bytes(local, 10000, 5000));
         // A slice of allocated memory registers as its own region.
         ByteBuffer big = host.protectionDomain().allocate(1 << 16);
-        MemoryRegion slice = host.protectionDomain().register(big.slice(8192, 4096), ACCESS_LOCAL_WRITE
-                | ACCESS_REMOTE_WRITE);
+        MemoryRegion slice =
+                host.protectionDomain().register(big.slice(8192, 4096), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
         assertTrue(q.postWrite(3, local, 0, 4096, slice.address(), slice.rkey(), true));
         assertEquals(Status.SUCCESS, take1(target.completionQueue()).status);
         byte[] seen = new byte[4096];
@@ -436,7 +446,8 @@ class SoftRnicTest {
         assertEquals(QueuePair.State.ERROR, host.queuePair().state());
         List<WorkCompletion> h = take(host.completionQueue(), 5, Duration.ofSeconds(5));
         List<WorkCompletion> t = take(target.completionQueue(), 2, Duration.ofSeconds(5));
-        long hostFlushed = h.stream().filter(w -> w.status == Status.WR_FLUSH_ERR).count();
+        long hostFlushed =
+                h.stream().filter(w -> w.status == Status.WR_FLUSH_ERR).count();
         assertTrue(hostFlushed >= 3, h::toString);
         assertTrue(t.stream().allMatch(w -> w.opcode == Opcode.RECV), t::toString);
         Harness.assertQuiet(host.completionQueue(), Duration.ofMillis(30));
@@ -507,14 +518,15 @@ class SoftRnicTest {
             }
         }
         long allocated = mx.getCurrentThreadAllocatedBytes() - before;
-        assertTrue(allocated < 4096, allocated + " bytes allocated by " + rounds + " x (recv, send, write, read, polls)");
+        assertTrue(
+                allocated < 4096, allocated + " bytes allocated by " + rounds + " x (recv, send, write, read, polls)");
     }
 
     @Test
     void plainDirectBufferWorksInThisJvm() throws Exception {
         connect();
-        MemoryRegion remote = host.protectionDomain().register(ByteBuffer.allocateDirect(4096),
-                ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
+        MemoryRegion remote = host.protectionDomain()
+                .register(ByteBuffer.allocateDirect(4096), ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE);
         MemoryRegion local = target.protectionDomain().register(ByteBuffer.allocateDirect(4096), 0);
         fill(local, 0, 4096, 9);
         target.queuePair().postWrite(1, local, 0, 4096, remote.address(), remote.rkey(), true);
@@ -543,8 +555,9 @@ class SoftRnicTest {
     @Test
     void rejectedConnectLeavesNoQueueFile() throws Exception {
         SoftDevice d = SoftDevice.get();
-        assertThrows(RdmaRejectedException.class, () -> provider.connect(listener.localAddress(), ATTRS,
-                ascii("REJ"), null, Duration.ofSeconds(5)));
+        assertThrows(
+                RdmaRejectedException.class,
+                () -> provider.connect(listener.localAddress(), ATTRS, ascii("REJ"), null, Duration.ofSeconds(5)));
         try (Stream<Path> s = Files.list(d.dir)) {
             assertTrue(s.noneMatch(p -> p.getFileName().toString().startsWith(d.pid + "-q")));
         }

@@ -22,7 +22,6 @@ import io.nvmeof.transport.rdma.verbs.QueuePair;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -44,6 +43,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     private static final int IBV_WR_RDMA_READ = 4;
     /** rdma-core's IBV_WR_SEND_WITH_INV (DiSNI 2.1 has no constant; its imm_data slot is the invalidate_rkey union). */
     private static final int IBV_WR_SEND_WITH_INV = 9;
+
     private static final int IBV_WC_WITH_INV = 1 << 3;
     private static final int MAX_POLL = 32;
 
@@ -311,8 +311,8 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     }
 
     @Override
-    public boolean postSendWithInvalidate(long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate,
-                                          boolean signaled) {
+    public boolean postSendWithInvalidate(
+            long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate, boolean signaled) {
         // DiSNI 2.1 cannot rewrite imm_data/invalidate_rkey in a prepared call: one call per post
         Post p;
         try {
@@ -328,8 +328,8 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     }
 
     @Override
-    public boolean postWrite(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
-                             boolean signaled) {
+    public boolean postWrite(
+            long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey, boolean signaled) {
         return write.post(wrId, region, offset, length, remoteAddress, rkey, signaled);
     }
 
@@ -359,8 +359,14 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             rdma = wr.getRdmaMod();
         }
 
-        boolean post(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey,
-                     boolean signaled) {
+        boolean post(
+                long wrId,
+                MemoryRegion region,
+                int offset,
+                int length,
+                long remoteAddress,
+                int rkey,
+                boolean signaled) {
             if (closed) {
                 return false;
             }
@@ -454,8 +460,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         }
     }
 
-    private record Entry(MemoryRegion region, int offset, int length, SVCPostRecv call) {
-    }
+    private record Entry(MemoryRegion region, int offset, int length, SVCPostRecv call) {}
 
     // ------------------------------------------------------------------------------------------------ completions
 
@@ -497,15 +502,24 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     /** ibv_wc_status numbers (verbs.h). */
     static WorkCompletion.Status status(int s) {
         switch (s) {
-            case 0: return WorkCompletion.Status.SUCCESS;
-            case 1: return WorkCompletion.Status.LOC_LEN_ERR;
-            case 4: return WorkCompletion.Status.LOC_PROT_ERR;
-            case 5: return WorkCompletion.Status.WR_FLUSH_ERR;
-            case 9: return WorkCompletion.Status.REM_INV_REQ_ERR;
-            case 10: return WorkCompletion.Status.REM_ACCESS_ERR;
-            case 12: return WorkCompletion.Status.RETRY_EXC_ERR;
-            case 13: return WorkCompletion.Status.RNR_RETRY_EXC_ERR;
-            default: return WorkCompletion.Status.GENERAL_ERR;
+            case 0:
+                return WorkCompletion.Status.SUCCESS;
+            case 1:
+                return WorkCompletion.Status.LOC_LEN_ERR;
+            case 4:
+                return WorkCompletion.Status.LOC_PROT_ERR;
+            case 5:
+                return WorkCompletion.Status.WR_FLUSH_ERR;
+            case 9:
+                return WorkCompletion.Status.REM_INV_REQ_ERR;
+            case 10:
+                return WorkCompletion.Status.REM_ACCESS_ERR;
+            case 12:
+                return WorkCompletion.Status.RETRY_EXC_ERR;
+            case 13:
+                return WorkCompletion.Status.RNR_RETRY_EXC_ERR;
+            default:
+                return WorkCompletion.Status.GENERAL_ERR;
         }
     }
 
@@ -515,10 +529,14 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
      */
     static WorkCompletion.Opcode opcode(int o) {
         switch (o) {
-            case 0: return WorkCompletion.Opcode.SEND;
-            case 1: return WorkCompletion.Opcode.RDMA_WRITE;
-            case 2: return WorkCompletion.Opcode.RDMA_READ;
-            default: return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
+            case 0:
+                return WorkCompletion.Opcode.SEND;
+            case 1:
+                return WorkCompletion.Opcode.RDMA_WRITE;
+            case 2:
+                return WorkCompletion.Opcode.RDMA_READ;
+            default:
+                return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
         }
     }
 

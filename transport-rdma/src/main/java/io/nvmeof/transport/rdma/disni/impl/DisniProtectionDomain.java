@@ -6,7 +6,6 @@ import com.ibm.disni.verbs.RdmaVerbs;
 import com.ibm.disni.verbs.SVCRegMr;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

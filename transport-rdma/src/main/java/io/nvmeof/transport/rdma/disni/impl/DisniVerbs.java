@@ -14,7 +14,6 @@ import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
 import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -41,6 +40,7 @@ public final class DisniVerbs implements RdmaProvider {
     static final int DEVICE_REMOVAL = RdmaCmEvent.EventType.RDMA_CM_EVENT_DEVICE_REMOVAL.ordinal();
     /** NVMe/RDMA (nvmeof-protocol.md §6.1): rnr_retry_count 7 = retry forever; retry_count 7. */
     static final int RETRY = 7;
+
     static final int RNR_RETRY = 7;
     private static final int RESOLVE_TIMEOUT_MS = 3000;
 
@@ -78,8 +78,10 @@ public final class DisniVerbs implements RdmaProvider {
         try {
             this.channel = cm.createEventChannel();
         } catch (IOException e) {
-            throw new IOException("RDMA device " + devices + " present but the RDMA CM is not usable (is rdma_ucm loaded? "
-                    + "/dev/infiniband/rdma_cm): " + e.getMessage(), e);
+            throw new IOException(
+                    "RDMA device " + devices + " present but the RDMA CM is not usable (is rdma_ucm loaded? "
+                            + "/dev/infiniband/rdma_cm): " + e.getMessage(),
+                    e);
         }
         eventThread = new Thread(this::eventLoop, "disni-cm-events");
         eventThread.setDaemon(true);
@@ -249,11 +251,16 @@ public final class DisniVerbs implements RdmaProvider {
         private final byte[] privateData;
         /** What the peer wants to read from us (its initiator depth) and may let us read (its responder resources). */
         private final int peerInitiatorDepth;
+
         private final int peerResponderResources;
         private final InetSocketAddress local;
         private boolean decided;
 
-        Request(RdmaCmId id, byte[] privateData, int peerInitiatorDepth, int peerResponderResources,
+        Request(
+                RdmaCmId id,
+                byte[] privateData,
+                int peerInitiatorDepth,
+                int peerResponderResources,
                 InetSocketAddress local) {
             this.id = id;
             this.privateData = privateData;
@@ -287,8 +294,9 @@ public final class DisniVerbs implements RdmaProvider {
         }
 
         @Override
-        public synchronized RdmaConnection accept(QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost,
-                                                  ByteBuffer privateData) throws IOException {
+        public synchronized RdmaConnection accept(
+                QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost, ByteBuffer privateData)
+                throws IOException {
             if (decided) {
                 throw new IllegalStateException("connection request already accepted or rejected");
             }
@@ -347,8 +355,13 @@ public final class DisniVerbs implements RdmaProvider {
     // ------------------------------------------------------------------------------------------------- connect
 
     @Override
-    public RdmaConnection connect(InetSocketAddress address, QueuePairAttributes attributes, ByteBuffer privateData,
-                                  Consumer<RdmaConnection> receivesToPost, Duration timeout) throws IOException {
+    public RdmaConnection connect(
+            InetSocketAddress address,
+            QueuePairAttributes attributes,
+            ByteBuffer privateData,
+            Consumer<RdmaConnection> receivesToPost,
+            Duration timeout)
+            throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         RdmaCmId id = cm.createId(channel, RdmaCm.RDMA_PS_TCP);
         LinkedBlockingQueue<Integer> events = new LinkedBlockingQueue<>();
@@ -366,8 +379,13 @@ public final class DisniVerbs implements RdmaProvider {
                 receivesToPost.accept(c);
             }
             int[] lim = NativeCm.deviceLimits(c.contextId());
-            NativeCm.connect(objId(id), bytes(privateData), Math.min(attributes.responderResources(), lim[0]),
-                    Math.min(attributes.initiatorDepth(), lim[1]), RETRY, RNR_RETRY);
+            NativeCm.connect(
+                    objId(id),
+                    bytes(privateData),
+                    Math.min(attributes.responderResources(), lim[0]),
+                    Math.min(attributes.initiatorDepth(), lim[1]),
+                    RETRY,
+                    RNR_RETRY);
             expect(events, ESTABLISHED, id, address, deadline, "connect");
             c.forwardCmEventsTo(null);
             c.accepted(NativeCm.eventInfo(objId(id))[3], NativeCm.eventPrivateData(objId(id)));
@@ -388,8 +406,14 @@ public final class DisniVerbs implements RdmaProvider {
         return (int) Math.max(1, Math.min(RESOLVE_TIMEOUT_MS, left));
     }
 
-    private void expect(LinkedBlockingQueue<Integer> events, int wanted, RdmaCmId id, InetSocketAddress address,
-                        long deadline, String step) throws IOException {
+    private void expect(
+            LinkedBlockingQueue<Integer> events,
+            int wanted,
+            RdmaCmId id,
+            InetSocketAddress address,
+            long deadline,
+            String step)
+            throws IOException {
         Integer ev;
         try {
             ev = events.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -406,9 +430,11 @@ public final class DisniVerbs implements RdmaProvider {
         long key = objId(id);
         int[] info = NativeCm.eventInfo(key);
         String what = ev >= 0 && ev < RdmaCmEvent.EventType.values().length
-                ? RdmaCmEvent.EventType.values()[ev].name() : "event " + ev;
+                ? RdmaCmEvent.EventType.values()[ev].name()
+                : "event " + ev;
         if (ev == REJECTED) {
-            throw new RdmaRejectedException(address + " rejected the connection (" + what + ", reason " + info[1] + ")",
+            throw new RdmaRejectedException(
+                    address + " rejected the connection (" + what + ", reason " + info[1] + ")",
                     NativeCm.eventPrivateData(key));
         }
         throw new IOException(step + " to " + address + " failed: " + what + " (status " + info[1] + ")");

@@ -8,8 +8,7 @@ import java.io.IOException;
  * (recorded by the library's DiSNI {@code _getCmEvent}). Ids and contexts are the native pointers DiSNI calls objIds.
  */
 final class NativeCm {
-    private NativeCm() {
-    }
+    private NativeCm() {}
 
     /** Loads the library into this class's loader (the provider's isolating loader, which DiSNI shares). */
     static void load(String path) {
@@ -28,12 +27,14 @@ final class NativeCm {
     static native String deviceName(long context);
 
     /** rdma_connect with private data (≤ 255 bytes; IB CM carries at most 56), flow_control 1. */
-    static native void connect(long id, byte[] privateData, int responderResources, int initiatorDepth, int retryCount,
-                               int rnrRetryCount) throws IOException;
+    static native void connect(
+            long id, byte[] privateData, int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount)
+            throws IOException;
 
     /** rdma_accept with private data (IB CM carries at most 196 bytes). */
-    static native void accept(long id, byte[] privateData, int responderResources, int initiatorDepth,
-                              int rnrRetryCount) throws IOException;
+    static native void accept(
+            long id, byte[] privateData, int responderResources, int initiatorDepth, int rnrRetryCount)
+            throws IOException;
 
     /** rdma_reject with private data (IB CM carries at most 148 bytes; reason "consumer defined"). */
     static native void reject(long id, byte[] privateData) throws IOException;
