@@ -469,9 +469,7 @@ public final class LoopTransport implements Transport {
             cqe.wrap(cqeBuffer, 0);
             length = host.dataLength();
             int opc = sqe.opcode();
-            DataDirection dir =
-                    opc == FabricsCommandType.OPCODE ? DataDirection.of(sqe.fctype()) : DataDirection.of(opc);
-            toController = dir == DataDirection.HOST_TO_CONTROLLER;
+            toController = DataDirection.of(sqe) == DataDirection.HOST_TO_CONTROLLER;
             // In-capsule like NVMe/TCP: fabrics and admin commands up to 8192 bytes, I/O up to the negotiated size.
             int limit =
                     opc == FabricsCommandType.OPCODE || connection.options.qid() == 0 ? 8192 : connection.maxInCapsule;

@@ -1,9 +1,14 @@
 package io.nvmeof.core.command;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.junit.jupiter.api.Test;
 
 /** Opcode enums, nvmeof-protocol.md §3.1, §4.1, §2.1; data direction nvmeof-protocol.md §1.1. */
@@ -77,5 +82,22 @@ class OpcodeTest {
         assertSame(DataDirection.CONTROLLER_TO_HOST, FabricsCommandType.AUTHENTICATION_RECEIVE.direction());
         assertSame(DataDirection.BIDIRECTIONAL, DataDirection.of(0x7F));
         assertSame(DataDirection.BIDIRECTIONAL, DataDirection.of(0x03));
+    }
+
+    @Test
+    void dataDirectionOfACommandReadsFctypeForFabrics() {
+        SubmissionQueueEntry sqe = new SubmissionQueueEntry()
+                .wrap(ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN), 0);
+        sqe.opcode(NvmOpcode.READ.code());
+        assertSame(DataDirection.CONTROLLER_TO_HOST, DataDirection.of(sqe));
+        sqe.opcode(FabricsCommandType.OPCODE);
+        sqe.fctype(FabricsCommandType.CONNECT.code());
+        assertSame(DataDirection.HOST_TO_CONTROLLER, DataDirection.of(sqe), "Connect: FCTYPE 01h, not opcode 7Fh");
+        sqe.fctype(FabricsCommandType.PROPERTY_GET.code());
+        assertSame(DataDirection.NONE, DataDirection.of(sqe));
+        assertTrue(DataDirection.BIDIRECTIONAL.hostToController() && DataDirection.BIDIRECTIONAL.controllerToHost());
+        assertTrue(DataDirection.HOST_TO_CONTROLLER.hostToController());
+        assertFalse(DataDirection.HOST_TO_CONTROLLER.controllerToHost());
+        assertFalse(DataDirection.NONE.hostToController() || DataDirection.NONE.controllerToHost());
     }
 }

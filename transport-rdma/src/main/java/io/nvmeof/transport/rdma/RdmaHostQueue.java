@@ -1,6 +1,6 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.FabricsCommandType;
+import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
@@ -325,12 +325,12 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         if (length == 0) {
             return;
         }
-        int dir = direction(sqe);
-        if (dir == 0) {
+        DataDirection dir = DataDirection.of(sqe);
+        if (dir == DataDirection.NONE) {
             throw new IllegalArgumentException(
                     "data on a command without a data direction (opcode 0x" + Integer.toHexString(sqe.opcode()) + ")");
         }
-        if (dir == 3) {
+        if (dir == DataDirection.BIDIRECTIONAL) {
             throw new IllegalArgumentException("bidirectional commands are not supported");
         }
         ByteBuffer b = command.dataBuffer();
@@ -338,19 +338,13 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             throw new IllegalArgumentException(
                     "data region [" + command.dataOffset() + ", +" + length + ") outside the buffer");
         }
-        if (dir == 2 && b.isReadOnly()) {
+        if (dir == DataDirection.CONTROLLER_TO_HOST && b.isReadOnly()) {
             throw new IllegalArgumentException("a read into a read-only buffer");
         }
         if (length > RdmaTransport.MAX_TRANSFER) {
             throw new IllegalArgumentException(length + " bytes in one command: NVMe/RDMA moves at most "
                     + RdmaTransport.MAX_TRANSFER + " (MDTS)");
         }
-    }
-
-    /** Opcode (or FCTYPE) bits 1:0: 1 host→controller, 2 controller→host, 3 both, 0 none (nvmeof-protocol.md §1.1). */
-    private static int direction(SubmissionQueueEntry sqe) {
-        int op = sqe.opcode() == FabricsCommandType.OPCODE ? sqe.fctype() : sqe.opcode();
-        return op & 0x3;
     }
 
     @Override
@@ -478,14 +472,14 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         capsuleSqe.wrap(sendView, base);
         SglDescriptor sgl = capsuleSqe.sgl();
         int length = command.dataLength();
-        int dir = length == 0 ? 0 : direction(capsuleSqe);
+        DataDirection dir = length == 0 ? DataDirection.NONE : DataDirection.of(capsuleSqe);
         int inCapsule = 0;
-        toHost[cid] = dir == 2;
+        toHost[cid] = dir == DataDirection.CONTROLLER_TO_HOST;
         offeredKey[cid] = 0;
         bounce[cid] = null;
         if (length == 0) {
             sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (nvmeof-protocol.md §6.4)
-        } else if (dir == 1 && qid > 0 && length <= maxInCapsuleData) {
+        } else if (dir == DataDirection.HOST_TO_CONTROLLER && qid > 0 && length <= maxInCapsuleData) {
             // In-capsule data, I/O queues only (nvmeof-protocol.md §6.4): Offset SGL, offset 0.
             sendView.put(base + SubmissionQueueEntry.LENGTH, command.dataBuffer(), command.dataOffset(), length);
             sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
@@ -514,7 +508,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                     return;
                 }
                 bounce[cid] = b;
-                if (dir == 1) {
+                if (dir == DataDirection.HOST_TO_CONTROLLER) {
                     b.view.put(0, data, command.dataOffset(), length);
                 }
                 sgl.setKeyed(SglDescriptor.ID_KEYED, b.address(0), length, b.region.rkey());

@@ -1,6 +1,6 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.FabricsCommandType;
+import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.PortInfo;
@@ -284,8 +284,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         SglDescriptor sgl = sqe.sgl();
         int type = sgl.type();
         int subtype = sgl.subtype();
-        boolean fabrics = sqe.opcode() == FabricsCommandType.OPCODE;
-        r.hostToController = ((fabrics ? sqe.fctype() : sqe.opcode()) & 0x1) != 0;
+        r.hostToController = DataDirection.of(sqe).hostToController();
         if (type == SglDescriptor.TYPE_KEYED_DATA_BLOCK) {
             int length = sgl.keyedLength();
             r.dataLength = length;

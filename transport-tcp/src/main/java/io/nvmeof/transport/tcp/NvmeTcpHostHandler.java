@@ -12,6 +12,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoop;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.internal.PlatformDependent;
+import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataRelease;
@@ -78,10 +79,6 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter
      * soon as the header is in, before any of the data is passed on.
      */
     private static final int MAX_C2H_DATA = Integer.MAX_VALUE - 1024;
-
-    private static final int DIRECTION_NONE = 0;
-    private static final int DIRECTION_HOST_TO_CONTROLLER = 1;
-    private static final int DIRECTION_CONTROLLER_TO_HOST = 2;
 
     private final HostQueueOptions options;
     private final String peer;
@@ -566,25 +563,19 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter
             throw new IllegalArgumentException("data [" + offset + ", " + ((long) offset + length)
                     + ") lies outside a buffer of capacity " + b.capacity() + " (CID " + sqe.cid() + ")");
         }
-        int direction = direction(sqe);
-        if (direction == DIRECTION_NONE) {
+        DataDirection direction = DataDirection.of(sqe);
+        if (direction == DataDirection.NONE) {
             throw new IllegalArgumentException(String.format(
                     "opcode 0x%02x moves no data (bits 1:0 are 00, nvmeof-protocol.md §1.1) but dataLength is %d",
                     sqe.opcode(), length));
         }
-        if (direction != DIRECTION_HOST_TO_CONTROLLER && direction != DIRECTION_CONTROLLER_TO_HOST) {
+        if (direction != DataDirection.HOST_TO_CONTROLLER && direction != DataDirection.CONTROLLER_TO_HOST) {
             throw new IllegalArgumentException(
                     String.format("opcode 0x%02x is bidirectional, which NVMe/TCP cannot carry", sqe.opcode()));
         }
-        if (direction == DIRECTION_CONTROLLER_TO_HOST && b.isReadOnly()) {
+        if (direction == DataDirection.CONTROLLER_TO_HOST && b.isReadOnly()) {
             throw new IllegalArgumentException("a read-only buffer cannot receive data (CID " + sqe.cid() + ")");
         }
-    }
-
-    /** Bits 1:0 of the opcode, or of FCTYPE for a fabrics command (nvmeof-protocol.md §1.1). */
-    private static int direction(SubmissionQueueEntry sqe) {
-        int opcode = sqe.opcode();
-        return (opcode == FabricsCommandType.OPCODE ? sqe.fctype() : opcode) & 0x3;
     }
 
     /** The drain task: everything queued by other threads goes out, then one flush. */
@@ -616,8 +607,8 @@ public final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter
         if (r == null) {
             r = requests[cid] = new TcpHostRequest(cid);
         }
-        int direction = direction(sqe);
-        r.bind(command, direction == DIRECTION_HOST_TO_CONTROLLER);
+        DataDirection direction = DataDirection.of(sqe);
+        r.bind(command, direction == DataDirection.HOST_TO_CONTROLLER);
         int length = r.length;
         SglDescriptor sgl = sqe.sgl();
         int inCapsule = 0;

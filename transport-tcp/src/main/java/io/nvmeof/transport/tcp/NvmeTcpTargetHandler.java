@@ -15,6 +15,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.util.ReferenceCountUtil;
+import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
@@ -349,8 +350,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         long length = sgl.dataLength();
         int inCapsuleBytes = pdu.dataLength();
         boolean fabrics = sqe.opcode() == FabricsCommandType.OPCODE;
-        // Bit 0 of the opcode (or FCTYPE for fabrics) set = host-to-controller data (nvmeof-protocol.md §1.1).
-        boolean hostToController = ((fabrics ? sqe.fctype() : sqe.opcode()) & 0x1) != 0;
+        boolean hostToController = DataDirection.of(sqe).hostToController();
         r.dataLength = (int) Math.min(length, Integer.MAX_VALUE);
 
         if (inCapsuleBytes > 0 || (id == SglDescriptor.ID_IN_CAPSULE && length > 0)) {
