@@ -87,10 +87,9 @@ public final class TcpTransport implements Transport {
         boolean busy = options.ioMode().busyPoll();
         Class<? extends ServerChannel> channelClass = engine.serverChannel();
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
-        // Accepting never polls. The I/O threads poll briefly after each event (IdlePolicy, via IoEngine.factory), or
-        // spin
-        // when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's default
-        // of two per core would starve the machine).
+        // Accepting never polls. The I/O threads poll briefly after each event (the IdlePolicy, see IoEngine.factory),
+        // or spin when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's
+        // default of two per core would starve the machine).
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(
                 1, new EventLoopThreads("nvme-tcp-accept-" + tag), engine.sleepingFactory());
         int threads = options.ioThreads() > 0
