@@ -55,7 +55,7 @@ public final class Controller implements AutoCloseable {
     int cntlid;
     /** The raw Identify Controller page. */
     ByteBuffer identifyPage;
-
+    /** Identify Controller, decoded; null while connecting. */
     ControllerIdentity identity;
     /** Entries per I/O queue. */
     int ioQueueSize;

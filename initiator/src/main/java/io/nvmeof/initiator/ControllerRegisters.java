@@ -5,8 +5,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The controller properties the host reads and writes over Property Get/Set (nvmeof-protocol.md §2.3): CAP and VS,
- * and the two CC/CSTS handshakes, enable (§7.1 steps 7–10) and normal shutdown (§7.3). Linux: nvme_enable_ctrl and
- * nvme_shutdown_ctrl.
+ * and the two CC/CSTS handshakes, enable (§7.1 steps 5–10) and normal shutdown (§7.3). Linux: nvme_enable_ctrl and
+ * nvme_disable_ctrl with shutdown.
  *
  * <p>Written by the connecting thread during bring-up and by {@link Controller#close()}; read by any thread after
  * {@link Nvme#connect} returned.
