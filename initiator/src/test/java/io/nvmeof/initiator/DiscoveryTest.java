@@ -5,13 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.core.spi.Transport;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
+import io.nvmeof.testsupport.ObservedTransport;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,19 +30,33 @@ class DiscoveryTest {
             .subsystem("nqn.2024-01.io.nvmeof:d", "1M")
             .build();
 
-    @AfterEach
-    void noHook() {
-        Controller.discoveryReadHook = null;
+    /**
+     * Discovers through a TCP transport that shows {@code observer} each discovery log Get Log Page as
+     * "LPO+length", before it goes out.
+     */
+    private DiscoveryLog discover(Consumer<String> observer) throws NvmeException {
+        ObservedTransport tcp = new ObservedTransport(Transport.find("tcp"), e -> {
+            if (e.opcode() == AdminOpcode.GET_LOG_PAGE.code() && (e.cdw10() & 0xFF) == 0x70) {
+                long lpo = (e.cdw12() & 0xFFFFFFFFL) | ((long) e.cdw13() << 32);
+                long numd = ((e.cdw10() >>> 16) | ((long) (e.cdw11() & 0xFFFF) << 16)) + 1;
+                observer.accept(lpo + "+" + numd * 4);
+            }
+        });
+        return Nvme.discover(
+                NvmeUri.parse(target.discoveryUri()),
+                ConnectOptions.builder().transport(tcp).build());
     }
 
     @Test
     void readsTheLogInPieces() throws Exception {
-        AtomicInteger logCommands = new AtomicInteger();
-        Controller.discoveryReadHook = logCommands::set;
-        DiscoveryLog log = Nvme.discover(target.discoveryUri());
+        List<String> logCommands = new CopyOnWriteArrayList<>();
+        DiscoveryLog log = discover(logCommands::add);
         // 1 current-discovery entry + 5 subsystems = 6 KiB of entries: header, then chunks of 4096 and 2048
         assertEquals(6, log.entries().size());
-        assertEquals(3, logCommands.get(), "header + two chunks");
+        assertEquals(
+                List.of("0+20", "1024+4096", "5120+2048", "0+20"),
+                logCommands,
+                "header + two chunks (then the header again for the GENCTR check)");
         DiscoveryEntry d = log.entries().get(0);
         assertEquals(DiscoveryEntry.SUBTYPE_CURRENT_DISCOVERY, d.subtype());
         assertEquals(Nqn.DISCOVERY, d.subnqn());
@@ -59,9 +77,10 @@ class DiscoveryTest {
     void restartsWhenTheGenerationChangesWhileReading() throws Exception {
         long before = target.target().discoveryGeneration();
         AtomicInteger calls = new AtomicInteger();
-        Controller.discoveryReadHook = n -> {
-            if (calls.incrementAndGet() == 2) {
-                // a new port appears between two chunks: GENCTR changes, and so do the entries
+        DiscoveryLog log = discover(command -> {
+            if (calls.incrementAndGet() == 3) {
+                // a new port appears between two chunks (before the second one goes out): GENCTR changes, and so do
+                // the entries
                 target.target()
                         .acceptorFor(new PortInfo(
                                 PortInfo.TRTYPE_TCP,
@@ -76,12 +95,12 @@ class DiscoveryTest {
                                 0,
                                 new byte[0]));
             }
-        };
-        DiscoveryLog log = Nvme.discover(target.discoveryUri());
+        });
         assertNotEquals(before, log.generation());
         assertEquals(target.target().discoveryGeneration(), log.generation());
         assertEquals(12, log.entries().size(), "the second, consistent read sees both ports");
-        assertTrue(calls.get() > 3, "the log was read again");
+        // header, two chunks, header again: 4 commands for one read
+        assertTrue(calls.get() > 4, "the log was read again");
     }
 
     @Test

@@ -85,8 +85,6 @@ final class Job implements IoCallback, Runnable {
     private final BitSet written;
     private final CRC32C crc = new CRC32C();
     private long generation;
-    /** Test hook: run on the job thread between the write pass and the read-back pass of --verify. */
-    static volatile java.util.function.Consumer<Job> beforeReadBack;
 
     static final class Unit {
         final int index;
@@ -401,10 +399,6 @@ final class Job implements IoCallback, Runnable {
         }
         long mid = System.nanoTime();
         write.runtimeNanos = mid - start;
-        java.util.function.Consumer<Job> hook = beforeReadBack;
-        if (hook != null && failure == null) {
-            hook.accept(this);
-        }
         // pass 2: read back everything written and check it
         int next = 0;
         while (true) {

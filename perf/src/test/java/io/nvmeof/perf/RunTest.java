@@ -6,14 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.testsupport.NvmeofTargetExtension;
+import io.nvmeof.testsupport.TcpProxy;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,11 +24,6 @@ class RunTest {
     @RegisterExtension
     static NvmeofTargetExtension target =
             NvmeofTargetExtension.builder().namespace("256M").blockSize(4096).build();
-
-    @AfterEach
-    void noHook() {
-        Job.beforeReadBack = null;
-    }
 
     @Test
     void jsonHasFioFieldNamesAndTypes() throws Exception {
@@ -196,39 +193,49 @@ class RunTest {
 
     @Test
     void verifyCatchesACorruptedBlockAndNamesItsLba() throws Exception {
-        AtomicLong corrupted = new AtomicLong(-1);
-        Job.beforeReadBack = job -> {
-            // between the write pass and the read-back, flip one bit of one block behind the job's back
-            try (Controller c = Nvme.connect(target.uri())) {
-                Namespace ns = c.namespace();
-                ByteBuffer b = ByteBuffer.allocateDirect(4096);
-                long lba = (4L << 20) / 4096 + 37;
-                ns.read(lba, 1, b);
-                assertEquals(
-                        Job.VERIFY_MAGIC,
-                        b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0),
-                        "written by the job");
-                b.put(2000, (byte) (b.get(2000) ^ 0x10));
-                ns.write(lba, 1, b);
-                corrupted.set(lba);
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        };
-        Cli r = Cli.run(
-                "--target",
-                target.uri(),
-                "--rw=write",
-                "--bs=8k",
-                "--iodepth=4",
-                "--offset=4m",
-                "--size=1m",
-                "--verify=crc32c");
-        assertEquals(1, r.exit(), r.toString());
-        assertTrue(corrupted.get() > 0, "the hook ran");
-        assertTrue(r.err().contains("verify failed at LBA " + corrupted.get()), r.toString());
-        assertTrue(r.err().contains("crc32c mismatch"), r.toString());
-        assertTrue(r.out().contains("ERROR: verify failed at LBA " + corrupted.get()), r.toString());
+        // The proxy shows the test every command: with --rw=write the first Read on an I/O queue starts the
+        // read-back pass, so the block is corrupted between the write pass and the read-back.
+        try (TcpProxy proxy = TcpProxy.start(target.address())) {
+            AtomicLong corrupted = new AtomicLong(-1);
+            AtomicBoolean readBackStarted = new AtomicBoolean();
+            proxy.observe((qid, command) -> {
+                if (qid == 0
+                        || command.opcode() != NvmOpcode.READ.code()
+                        || !readBackStarted.compareAndSet(false, true)) {
+                    return;
+                }
+                // between the write pass and the read-back, flip one bit of one block behind the job's back
+                try (Controller c = Nvme.connect(target.uri())) {
+                    Namespace ns = c.namespace();
+                    ByteBuffer b = ByteBuffer.allocateDirect(4096);
+                    long lba = (4L << 20) / 4096 + 37;
+                    ns.read(lba, 1, b);
+                    assertEquals(
+                            Job.VERIFY_MAGIC,
+                            b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0),
+                            "written by the job");
+                    b.put(2000, (byte) (b.get(2000) ^ 0x10));
+                    ns.write(lba, 1, b);
+                    corrupted.set(lba);
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            Cli r = Cli.run(
+                    "--target",
+                    "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn(),
+                    "--rw=write",
+                    "--bs=8k",
+                    "--iodepth=4",
+                    "--offset=4m",
+                    "--size=1m",
+                    "--verify=crc32c");
+            assertEquals(1, r.exit(), r.toString());
+            assertTrue(corrupted.get() > 0, "the block was corrupted before the read-back");
+            assertTrue(r.err().contains("verify failed at LBA " + corrupted.get()), r.toString());
+            assertTrue(r.err().contains("crc32c mismatch"), r.toString());
+            assertTrue(r.out().contains("ERROR: verify failed at LBA " + corrupted.get()), r.toString());
+        }
     }
 
     /** Heap bytes on the transport's host threads (where a completion-driven job now issues and records every I/O). */

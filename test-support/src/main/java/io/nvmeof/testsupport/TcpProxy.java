@@ -1,5 +1,7 @@
 package io.nvmeof.testsupport;
 
+import io.nvmeof.core.command.FabricsCommandType;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -7,6 +9,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -14,7 +18,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A tiny TCP forwarder for tests of what a host does when the network misbehaves: it listens on a free loopback port
  * and forwards every connection to a target. {@link #pause()} stops forwarding in both directions (bytes wait, as with
  * a stalled target or a congested path) until {@link #resume()}; {@link #cutConnections()} resets every connection,
- * as a dead link does.
+ * as a dead link does; {@link #observe(CommandObserver)} shows a test every NVMe/TCP command a host sends through it
+ * before the target gets it, so the test can act at an exact point of a command sequence.
  */
 public final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
@@ -23,6 +28,17 @@ public final class TcpProxy implements AutoCloseable {
     private final Object pauseLock = new Object();
     private volatile boolean paused;
     private volatile boolean closed;
+    private volatile CommandObserver observer;
+
+    /** Sees the commands a host sends through the proxy: see {@link #observe(CommandObserver)}. */
+    public interface CommandObserver {
+        /**
+         * Called on the proxy's thread for one connection with each command capsule the host sent on it (queue
+         * {@code qid}, from its Connect), before the capsule is forwarded; later bytes of that connection wait until
+         * it returns. The SQE is a copy.
+         */
+        void sent(int qid, SubmissionQueueEntry command);
+    }
 
     private TcpProxy(InetSocketAddress target) throws IOException {
         this.target = target;
@@ -53,6 +69,11 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    /** Calls {@code observer} with every command capsule sent through the proxy from now on; null stops it. */
+    public void observe(CommandObserver observer) {
+        this.observer = observer;
+    }
+
     /** Resets every open connection (RST); new connections are still accepted. */
     public void cutConnections() {
         for (Socket s : sockets) {
@@ -76,8 +97,8 @@ public final class TcpProxy implements AutoCloseable {
                 upstream.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream, "up");
-                pump(upstream, client, "down");
+                pump(client, upstream, "up", new CapsuleScanner());
+                pump(upstream, client, "down", null);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -86,7 +107,8 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to, String dir) {
+    /** {@code capsules}: scans the host-to-target direction for command capsules (null for the other direction). */
+    private void pump(Socket from, Socket to, String dir, CapsuleScanner capsules) {
         Thread t = new Thread(
                 () -> {
                     byte[] buf = new byte[65536];
@@ -98,6 +120,9 @@ public final class TcpProxy implements AutoCloseable {
                                 while (paused && !closed) {
                                     pauseLock.wait(100);
                                 }
+                            }
+                            if (capsules != null) {
+                                capsules.scan(buf, n);
                             }
                             out.write(buf, 0, n);
                             out.flush();
@@ -112,6 +137,65 @@ public final class TcpProxy implements AutoCloseable {
                 "tcp-proxy-" + dir + "-" + from.getPort());
         t.setDaemon(true);
         t.start();
+    }
+
+    /**
+     * Follows the PDUs of one host-to-target byte stream (CH: type, flags, HLEN, PDO, PLEN; nvmeof-protocol.md §5.2)
+     * and hands each CapsuleCmd's SQE to the observer; the Connect capsule tells the queue's QID. Digests and data
+     * are skipped with the rest of the PDU, as PLEN covers them.
+     */
+    private final class CapsuleScanner {
+        private static final int CAPSULE_CMD = 0x04;
+        private static final int COMMON_HEADER = 8;
+        private final byte[] head = new byte[COMMON_HEADER + SubmissionQueueEntry.LENGTH];
+        private int have;
+        private long skip;
+        private int qid = -1;
+
+        void scan(byte[] buf, int n) {
+            int i = 0;
+            while (i < n) {
+                if (skip > 0) {
+                    int k = (int) Math.min(skip, n - i);
+                    skip -= k;
+                    i += k;
+                    continue;
+                }
+                int need = have < COMMON_HEADER || head[0] != CAPSULE_CMD ? COMMON_HEADER : head.length;
+                int k = Math.min(need - have, n - i);
+                System.arraycopy(buf, i, head, have, k);
+                have += k;
+                i += k;
+                if (have < need) {
+                    continue;
+                }
+                if (head[0] == CAPSULE_CMD && have < head.length) {
+                    continue; // a capsule: read on to the end of its SQE
+                }
+                long plen = ByteBuffer.wrap(head, 4, 4)
+                                .order(ByteOrder.LITTLE_ENDIAN)
+                                .getInt()
+                        & 0xFFFFFFFFL;
+                if (head[0] == CAPSULE_CMD) {
+                    capsule();
+                }
+                skip = plen - have;
+                have = 0;
+            }
+        }
+
+        private void capsule() {
+            ByteBuffer copy = ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+            copy.put(0, head, COMMON_HEADER, SubmissionQueueEntry.LENGTH);
+            SubmissionQueueEntry sqe = new SubmissionQueueEntry().wrap(copy, 0);
+            if (sqe.opcode() == FabricsCommandType.OPCODE && sqe.fctype() == FabricsCommandType.CONNECT.code()) {
+                qid = sqe.connectQid();
+            }
+            CommandObserver o = observer;
+            if (o != null) {
+                o.sent(qid, sqe);
+            }
+        }
     }
 
     private static void closeQuietly(Socket s) {

@@ -1,5 +1,6 @@
 package io.nvmeof.transport.rdma;
 
+import io.nvmeof.core.spi.IdlePolicy;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,9 +18,6 @@ final class QueueThreadWaker {
     private static final int AWAITING = 1;
     private static final int WAKING = 2;
     private static final int WOKEN = 3;
-
-    /** Without busy polling an idle queue thread spins this long before it sleeps in the CQ. */
-    static final long SPIN_NANOS = 50_000;
 
     private final AtomicInteger state = new AtomicInteger(RUNNING);
     private volatile Thread owner;
@@ -52,23 +50,20 @@ final class QueueThreadWaker {
 
     /**
      * On the owner thread, after one turn of its loop that did {@code work} things: returns at once after work;
-     * otherwise spins (always with {@code busyPoll}; for {@link #SPIN_NANOS} without), then sleeps in the CQ as
-     * {@link #await} does.
+     * otherwise follows the transports' {@link IdlePolicy}: spins (always with {@code busyPoll}; else for the spin
+     * window, 200 µs unless {@code io.nvmeof.spinMicros} says otherwise), then sleeps in the CQ as {@link #await}
+     * does.
      */
     void afterTurn(int work, boolean busyPoll, CompletionQueue cq, Duration timeout, BooleanSupplier hasWork) {
         if (work > 0) {
             idleSince = 0;
             return;
         }
-        if (busyPoll) {
-            Thread.onSpinWait();
-            return;
-        }
         long now = System.nanoTime();
         if (idleSince == 0) {
             idleSince = now;
         }
-        if (now - idleSince < SPIN_NANOS) {
+        if (!IdlePolicy.of(busyPoll).shouldSleep(now - idleSince)) {
             Thread.onSpinWait();
             return;
         }

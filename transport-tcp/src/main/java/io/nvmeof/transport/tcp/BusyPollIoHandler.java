@@ -12,20 +12,23 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  * handler to poll without blocking ({@link IoHandlerContext#canBlock()} false) for an idle window, and only then
  * sleeps in the kernel as Netty's loops normally do, until the next event or task. For epoll a poll is
  * {@code epoll_wait(.., 0)}, for io_uring a look at the completion ring, for NIO {@code selectNow()}; tasks and timers
- * keep running between polls. Two windows are used ({@link IoEngine#factory}):
+ * keep running between polls. This is how the TCP queue threads follow the transports' one
+ * {@link io.nvmeof.core.spi.IdlePolicy} ({@link IoEngine#factory} picks the window):
  * <ul>
- *   <li><b>default mode: {@link #SPIN_NANOS}</b> (200 µs, system property {@code io.nvmeof.tcp.spinMicros}; 0 turns
- *       it off and the loops sleep as soon as they are idle). An answer that comes within the window (a response
- *       to a command just sent, the next batch of a busy host) is picked up without a wake-up. On a VM a cross-core
- *       wake-up costs tens of µs of latency and of CPU, so this window cuts the queue-depth-1 latency about six-fold
- *       and raises queue-depth-32 IOPS about two-fold at a lower CPU cost per I/O (perf/README.md, "Measured"). A
- *       50 µs window was not enough: at queue depth 32 a side that works through a batch for longer lets the other
- *       fall asleep, and the run settles into sleep/wake-up half the time. The price is paid at low rates: at most
- *       one window of spinning per event, e.g. 2000 paced I/Os per second cost 1.7× (host) and 2.3× (target) the
- *       CPU per I/O of pure sleeping. The RDMA queues poll likewise (QueueThreadWaker).</li>
+ *   <li><b>default mode: the policy's spin window</b> (200 µs, system property {@code io.nvmeof.spinMicros}, formerly
+ *       {@code io.nvmeof.tcp.spinMicros}; 0 turns it off and the loops sleep as soon as they are idle). An answer
+ *       that comes within the window (a response to a command just sent, the next batch of a busy host) is picked up
+ *       without a wake-up. On a VM a cross-core wake-up costs tens of µs of latency and of CPU, so this window cuts
+ *       the queue-depth-1 latency about six-fold and raises queue-depth-32 IOPS about two-fold at a lower CPU cost
+ *       per I/O (perf/README.md, "Measured"). A 50 µs window was not enough: at queue depth 32 a side that works
+ *       through a batch for longer lets the other fall asleep, and the run settles into sleep/wake-up half the time.
+ *       The price is paid at low rates: at most one window of spinning per event, e.g. 2000 paced I/Os per second
+ *       cost 1.7× (host) and 2.3× (target) the CPU per I/O of pure sleeping. The RDMA queues use the same window
+ *       (QueueThreadWaker).</li>
  *   <li><b>{@code busyPoll} (fio's {@code --hipri}): {@link #BUSY_IDLE_NANOS}</b> (100 ms, system property
- *       {@code io.nvmeof.tcp.busyPollIdleMillis}): the thread spins as long as the queue is in use; a loop whose
- *       last connection closed stops spinning after that.</li>
+ *       {@code io.nvmeof.tcp.busyPollIdleMillis}): the thread spins as long as the queue is in use; a loop is shared
+ *       by connections and cannot see whether they are in use, so one without an I/O event for that long (its last
+ *       connection closed) stops spinning.</li>
  * </ul>
  * An idle turn calls {@link Thread#yield()}, so a thread that waits for this one's results (an application thread
  * blocked on a completion, a JIT or GC thread) gets the core at once instead of at the next time slice; with nothing
@@ -37,12 +40,9 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
  * once.
  */
 final class BusyPollIoHandler implements IoHandler {
-    /** The idle window with busy polling. */
+    /** With busy polling: the time without an I/O event after which a shared loop takes itself as unused. */
     static final long BUSY_IDLE_NANOS = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(
             Math.max(0L, Long.getLong("io.nvmeof.tcp.busyPollIdleMillis", 100)));
-    /** The idle window of the default mode; 0: no polling at all. */
-    static final long SPIN_NANOS = java.util.concurrent.TimeUnit.MICROSECONDS.toNanos(
-            Math.max(0L, Long.getLong("io.nvmeof.tcp.spinMicros", 200)));
 
     private final IoHandler delegate;
     private final long idleNanos;

@@ -3,7 +3,6 @@ package io.nvmeof.transport.tcp;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.util.NettyRuntime;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -30,7 +29,7 @@ final class HostEventLoops {
         if (g == null) {
             g = new MultiThreadIoEventLoopGroup(
                     NettyRuntime.availableProcessors(),
-                    new DefaultThreadFactory("nvme-tcp-host-" + engine.id + (busyPoll ? "-busy" : ""), true),
+                    new EventLoopThreads("nvme-tcp-host-" + engine.id + (busyPoll ? "-busy" : "")),
                     engine.factory(busyPoll));
             groups.put(engine, g);
         }

@@ -14,6 +14,7 @@ import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
+import io.nvmeof.core.spi.IdlePolicy;
 import io.nvmeof.core.spi.IoMode;
 import java.io.IOException;
 import java.util.Locale;
@@ -100,12 +101,15 @@ enum IoEngine {
     }
 
     /**
-     * A factory for this engine's IoHandler for queue threads: polling for {@link BusyPollIoHandler#BUSY_IDLE_NANOS}
-     * after the last I/O event when {@code busyPoll}, else for {@link BusyPollIoHandler#SPIN_NANOS} (unwrapped if 0).
+     * A factory for this engine's IoHandler for queue threads, following the transports' {@link IdlePolicy}: polling
+     * for the policy's spin window after the last I/O event (unwrapped if it is 0), or busy polling. A busy loop is
+     * shared by connections and sees only events, not whether its queues are in use, so it takes
+     * {@link BusyPollIoHandler#BUSY_IDLE_NANOS} without an event as "no queue in use" and sleeps then.
      */
     IoHandlerFactory factory(boolean busyPoll) {
-        long idle = busyPoll ? BusyPollIoHandler.BUSY_IDLE_NANOS : BusyPollIoHandler.SPIN_NANOS;
-        return busyPoll || idle > 0 ? BusyPollIoHandler.factory(sleepingFactory(), idle) : sleepingFactory();
+        IdlePolicy policy = IdlePolicy.of(busyPoll);
+        long idle = policy.busyPoll() ? BusyPollIoHandler.BUSY_IDLE_NANOS : policy.spinNanos();
+        return policy.busyPoll() || idle > 0 ? BusyPollIoHandler.factory(sleepingFactory(), idle) : sleepingFactory();
     }
 
     /** A factory for this engine's IoHandler as Netty has it: it sleeps whenever idle (accept loops). */

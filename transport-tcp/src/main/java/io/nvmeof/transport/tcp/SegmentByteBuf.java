@@ -5,8 +5,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.core.spi.DataRelease;
+import io.nvmeof.core.util.DirectBuffers;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -107,9 +107,8 @@ public final class SegmentByteBuf extends AbstractReferenceCountedByteBuf {
         this.base = offset;
         this.length = length;
         this.release = release == null ? DataRelease.NONE : release;
-        this.address = source.isDirect() && PlatformDependent.hasUnsafe()
-                ? PlatformDependent.directBufferAddress(source) + offset
-                : 0L;
+        long start = DirectBuffers.address(source); // 0 for a heap buffer, or where the address cannot be read
+        this.address = start != 0L ? start + offset : 0L;
         maxCapacity(length);
         setIndex(0, length);
         resetRefCnt();

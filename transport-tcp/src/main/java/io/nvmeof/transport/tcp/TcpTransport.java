@@ -14,10 +14,8 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.NettyRuntime;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ImmediateEventExecutor;
-import io.netty.util.internal.ThreadExecutorMap;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.ListenerOptions;
@@ -89,16 +87,16 @@ public final class TcpTransport implements Transport {
         boolean busy = options.ioMode().busyPoll();
         Class<? extends ServerChannel> channelClass = engine.serverChannel();
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
-        // Accepting never polls. The I/O threads poll briefly after each event (BusyPollIoHandler.SPIN_NANOS), or spin
-        // when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's default
-        // of two per core would starve the machine).
+        // Accepting never polls. The I/O threads poll briefly after each event (the IdlePolicy, see IoEngine.factory),
+        // or spin when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's
+        // default of two per core would starve the machine).
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(
-                1, new DefaultThreadFactory("nvme-tcp-accept-" + tag, true), engine.sleepingFactory());
+                1, new EventLoopThreads("nvme-tcp-accept-" + tag), engine.sleepingFactory());
         int threads = options.ioThreads() > 0
                 ? options.ioThreads()
                 : busy ? Math.max(1, NettyRuntime.availableProcessors() / 2) : 0;
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
-                threads, new DefaultThreadFactory("nvme-tcp-io-" + tag, true), engine.factory(busy));
+                threads, new EventLoopThreads("nvme-tcp-io-" + tag), engine.factory(busy));
         ChannelGroup connections = new DefaultChannelGroup("nvme-tcp-" + tag, ImmediateEventExecutor.INSTANCE);
         Listener listener = new Listener(boss, workers, connections);
         try {
@@ -140,7 +138,7 @@ public final class TcpTransport implements Transport {
         if (options == null) {
             throw new IllegalArgumentException("connect needs options");
         }
-        if (ThreadExecutorMap.currentExecutor() != null) {
+        if (EventLoopThreads.inEventLoop()) {
             throw new IllegalStateException("connect blocks until the controller answers; call it from an application "
                     + "thread, not from the event loop "
                     + Thread.currentThread().getName());

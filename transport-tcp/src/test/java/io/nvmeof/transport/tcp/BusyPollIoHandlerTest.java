@@ -10,6 +10,7 @@ import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
 import io.netty.channel.IoRegistration;
 import io.netty.util.concurrent.ThreadAwareExecutor;
+import io.nvmeof.core.spi.IdlePolicy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +88,7 @@ class BusyPollIoHandlerTest {
 
     @Test
     void queueLoopsPollAcceptLoopsDoNot() {
-        assertTrue(BusyPollIoHandler.SPIN_NANOS > 0, "the default mode polls briefly (io.nvmeof.tcp.spinMicros)");
+        assertTrue(IdlePolicy.of(false).spinNanos() > 0, "the default mode polls briefly (io.nvmeof.spinMicros)");
         ThreadAwareExecutor executor = new ThreadAwareExecutor() {
             @Override
             public boolean isExecutorThread(Thread thread) {

@@ -1,0 +1,107 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.core.spi.HostQueue;
+import io.nvmeof.core.spi.HostQueueOptions;
+import io.nvmeof.core.spi.Transport;
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * The queues of one {@link Controller}: the admin queue and the I/O queues, each a {@link CommandQueue} over a
+ * transport {@link HostQueue}. Opens them, picks the I/O queue of the calling thread, scans their deadlines for the
+ * timer and closes them. A queue that closes on its own fails the controller.
+ *
+ * <p>The queues are written only by the connecting thread during bring-up; every other thread reads them through
+ * volatile fields, so {@link Controller#close()} sees every queue opened so far even when bring-up failed halfway.
+ */
+final class ControllerQueues {
+    private final Controller controller;
+    private volatile CommandQueue admin;
+    private volatile CommandQueue[] io = new CommandQueue[0];
+
+    ControllerQueues(Controller controller) {
+        this.controller = controller;
+    }
+
+    /**
+     * Connects queue {@code options.qid()} at transport level and makes it the admin queue (QID 0) or the next I/O
+     * queue. The fabrics Connect is the caller's.
+     */
+    CommandQueue open(Transport transport, HostQueueOptions options) throws NvmeException {
+        int qid = options.qid();
+        HostQueue hq;
+        try {
+            hq = transport.connect(options);
+        } catch (IOException e) {
+            throw new NvmeTransportException(
+                    "cannot connect " + (qid == 0 ? "the admin queue" : "I/O queue " + qid) + " to "
+                            + controller.uri().transport() + "://" + controller.hostPort() + ": " + e.getMessage(),
+                    e);
+        } catch (UnsupportedOperationException e) {
+            throw new NvmeTransportException(
+                    "the " + transport.name() + " transport cannot connect to controllers yet: " + e.getMessage(), e);
+        }
+        CommandQueue q = new CommandQueue(controller, hq, qid, options.queueSize());
+        hq.onClose(cause -> controller.queueClosed(q, cause));
+        if (qid == 0) {
+            admin = q;
+        } else {
+            CommandQueue[] more = Arrays.copyOf(io, io.length + 1);
+            more[io.length] = q;
+            io = more; // visible to close() if a later queue fails
+        }
+        return q;
+    }
+
+    /** The admin queue, or null before it is open. */
+    CommandQueue admin() {
+        return admin;
+    }
+
+    /** The I/O queues opened so far, by QID. */
+    CommandQueue[] io() {
+        return io;
+    }
+
+    /** The I/O queue for the calling thread: by thread ID, so one thread always uses one queue. */
+    CommandQueue forCurrentThread() {
+        CommandQueue[] qs = io;
+        if (qs.length == 0) {
+            throw new IllegalStateException("a discovery controller has no I/O queues");
+        }
+        return qs[(int) (Thread.currentThread().getId() % qs.length)];
+    }
+
+    /** Fails the commands whose deadline has passed (the timer thread). */
+    void checkTimeouts() {
+        long now = System.nanoTime();
+        CommandQueue a = admin;
+        if (a != null) {
+            a.checkTimeouts(now);
+        }
+        for (CommandQueue q : io) {
+            q.checkTimeouts(now);
+        }
+    }
+
+    /** Closes the I/O queues; their outstanding commands fail with {@code cause}. */
+    void closeIo(NvmeException cause) {
+        for (CommandQueue q : io) {
+            q.close(cause);
+        }
+    }
+
+    /** Closes the admin queue, if it was opened. */
+    void closeAdmin(NvmeException cause) {
+        CommandQueue a = admin;
+        if (a != null) {
+            a.close(cause);
+        }
+    }
+
+    /** Closes the I/O queues, then the admin queue. */
+    void closeAll(NvmeException cause) {
+        closeIo(cause);
+        closeAdmin(cause);
+    }
+}

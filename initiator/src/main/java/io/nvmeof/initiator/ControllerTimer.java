@@ -1,0 +1,86 @@
+package io.nvmeof.initiator;
+
+import io.nvmeof.core.command.AdminOpcode;
+import io.nvmeof.core.command.Status;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The controller's timer thread and its two periodic tasks: the command-timeout scan, every timeout/20 (5..200 ms),
+ * and Keep Alive, every KATO/2 (nvmeof-protocol.md §3.5, §7.8; Linux's nvme_keep_alive_work). A Keep Alive that fails
+ * or gets no answer within KATO fails the controller, as does a command past its deadline (the scan finds it).
+ *
+ * <p>After a failure only Keep Alive stops: the timeout scan keeps running until {@link #shutdown()}, so a transport
+ * that never answers still cannot hang a caller.
+ */
+final class ControllerTimer {
+    private final Controller controller;
+    private final ScheduledExecutorService timer;
+    private volatile ScheduledFuture<?> keepAlive;
+
+    ControllerTimer(Controller controller, String threadName) {
+        this.controller = controller;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, threadName);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts the timeout scan with a tick of timeout/20, between 5 and 200 ms. */
+    void startTimeoutScan(long timeoutMillis) {
+        long tick = Math.max(5, Math.min(200, timeoutMillis / 20));
+        timer.scheduleWithFixedDelay(controller.queues()::checkTimeouts, tick, tick, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Starts Keep Alive every KATO/2 (nvmeof-protocol.md §3.5, §7.8); Linux checks at KATO/2 too (KATO/4 only with
+     * TBKAS).
+     */
+    void startKeepAlive(long katoMillis) {
+        long period = Math.max(1, katoMillis / 2);
+        keepAlive = timer.scheduleAtFixedRate(() -> sendKeepAlive(katoMillis), period, period, TimeUnit.MILLISECONDS);
+    }
+
+    private void sendKeepAlive(long katoMillis) {
+        if (!controller.isRunning()) {
+            return;
+        }
+        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery
+        // (nvmeof-protocol.md §3.5).
+        CompletableFuture<CommandSlot.Completion> f =
+                controller.commands().trySubmit(AdminOpcode.KEEP_ALIVE, TimeUnit.MILLISECONDS.toNanos(katoMillis));
+        if (f == null) {
+            return; // every admin slot busy: the controller sees traffic anyway; try at the next period
+        }
+        f.whenComplete((c, err) -> {
+            if (controller.isClosing()) {
+                return;
+            }
+            if (err != null) {
+                controller.fail(
+                        err instanceof NvmeException ne
+                                ? ne
+                                : new NvmeTransportException("Keep Alive failed: " + err, err));
+            } else if (!c.ok()) {
+                controller.fail(new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
+            }
+        });
+    }
+
+    /** Stops Keep Alive; the timeout scan goes on. */
+    void stopKeepAlive() {
+        ScheduledFuture<?> k = keepAlive;
+        if (k != null) {
+            k.cancel(false);
+        }
+    }
+
+    /** Stops the thread and both tasks. */
+    void shutdown() {
+        timer.shutdownNow();
+    }
+}
