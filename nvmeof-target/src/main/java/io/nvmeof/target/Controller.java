@@ -1,5 +1,9 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.AdminOpcode;
+import io.nvmeof.core.command.FeatureId;
+import io.nvmeof.core.command.IdentifyCns;
+import io.nvmeof.core.command.LogPageId;
 import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataRelease;
@@ -362,22 +366,25 @@ public final class Controller {
 
     /** Runs one admin command; returns its status, or {@link QueueSession#PENDING} if the controller keeps it (AER). */
     int executeAdmin(TargetRequest request, SubmissionQueueEntry c) {
-        int opcode = c.opcode();
+        AdminOpcode opcode = AdminOpcode.of(c.opcode());
+        if (opcode == null) {
+            return Status.dnr(Status.INVALID_OPCODE);
+        }
         boolean discovery = subsystem.isDiscovery();
         switch (opcode) {
-            case 0x06:
+            case IDENTIFY:
                 return identify(request, c);
-            case 0x02:
+            case GET_LOG_PAGE:
                 return getLogPage(request, c);
-            case 0x09:
+            case SET_FEATURES:
                 return setFeatures(request, c);
-            case 0x0A:
+            case GET_FEATURES:
                 return getFeatures(request, c);
-            case 0x18:
+            case KEEP_ALIVE:
                 return keepAlive();
-            case 0x0C:
+            case ASYNC_EVENT_REQUEST:
                 return asyncEventRequest(request);
-            case 0x08:
+            case ABORT:
                 if (discovery) {
                     return Status.dnr(Status.INVALID_OPCODE);
                 }
@@ -405,15 +412,18 @@ public final class Controller {
             return Status.dnr(
                     Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
         }
-        int cns = c.cdw10() & 0xFF;
+        IdentifyCns cns = IdentifyCns.of(c.cdw10());
         int nsid = c.nsid();
         ByteBuffer page;
-        if (subsystem.isDiscovery() && cns != 0x01) {
+        if (subsystem.isDiscovery() && cns != IdentifyCns.CONTROLLER) {
             return Status.dnr(
                     Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
         }
+        if (cns == null) {
+            return Status.dnr(Status.INVALID_FIELD);
+        }
         switch (cns) {
-            case 0x00: {
+            case NAMESPACE: {
                 if (nsid == 0xFFFFFFFF) {
                     return Status.dnr(Status.INVALID_NAMESPACE);
                 }
@@ -423,16 +433,16 @@ public final class Controller {
                 page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
                 break;
             }
-            case 0x01:
+            case CONTROLLER:
                 page = IdentifyPages.controller(this);
                 break;
-            case 0x02:
+            case ACTIVE_NAMESPACE_LIST:
                 if (Integer.compareUnsigned(nsid, 0xFFFFFFFE) >= 0) {
                     return Status.dnr(Status.INVALID_NAMESPACE);
                 }
                 page = IdentifyPages.activeNamespaces(subsystem, nsid);
                 break;
-            case 0x03: {
+            case NAMESPACE_IDENTIFICATION_DESCRIPTORS: {
                 RamNamespace ns = subsystem.namespace(nsid);
                 if (ns == null) {
                     return Status.dnr(Status.INVALID_NAMESPACE);
@@ -440,7 +450,7 @@ public final class Controller {
                 page = IdentifyPages.descriptors(ns);
                 break;
             }
-            case 0x06:
+            case IO_COMMAND_SET_CONTROLLER:
                 // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md
                 // §3.2.4).
                 if ((c.cdw11() >>> 24) != 0) {
@@ -459,7 +469,7 @@ public final class Controller {
 
     private int getLogPage(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
-        int lid = cdw10 & 0xFF;
+        LogPageId lid = LogPageId.of(cdw10);
         boolean rae = (cdw10 & 0x8000) != 0;
         long numd = ((((long) c.cdw11() & 0xFFFF) << 16) | (cdw10 >>> 16)) + 1;
         long length = numd * 4;
@@ -473,7 +483,7 @@ public final class Controller {
         }
         ByteBuffer log;
         if (subsystem.isDiscovery()) {
-            if (lid != 0x70) {
+            if (lid != LogPageId.DISCOVERY) {
                 return Status.dnr(Status.INVALID_FIELD);
             }
             log = target.discoveryLog(hostNqn, admin.channel());
@@ -481,24 +491,27 @@ public final class Controller {
                 maskedEvents &= ~PENDING_DISCOVERY;
             }
         } else {
+            if (lid == null) {
+                return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
+            }
             switch (lid) {
-                case 0x01:
+                case ERROR_INFORMATION:
                     log = LogPages.errors(errorEntries, errorCount.get());
                     break;
-                case 0x02:
+                case SMART_HEALTH_INFORMATION:
                     log = LogPages.health(subsystem, c.nsid(), createdNanos);
                     break;
-                case 0x04:
+                case CHANGED_NAMESPACE_LIST:
                     log = LogPages.changedNamespaces(changedNamespaces);
                     if (!rae) {
                         changedNamespaces.clear();
                         maskedEvents &= ~PENDING_NAMESPACE;
                     }
                     break;
-                case 0x05:
+                case COMMANDS_SUPPORTED_AND_EFFECTS:
                     log = LogPages.commandEffects();
                     break;
-                case LogPages.LID_PERF_STATS:
+                case VENDOR_PERF_STATS:
                     log = LogPages.perfStats(subsystem); // vendor specific: CPU and work counters for nvmeof-perf
                     break;
                 default:
@@ -521,14 +534,17 @@ public final class Controller {
 
     private int setFeatures(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
-        int fid = cdw10 & 0xFF;
+        FeatureId fid = FeatureId.of(cdw10);
         int value = c.cdw11();
         if ((cdw10 & 0x80000000) != 0) {
             return Status.dnr(Status.FEATURE_NOT_SAVEABLE); // SV: nothing here survives a restart
         }
+        if (fid == null) {
+            return Status.dnr(Status.INVALID_FIELD);
+        }
         boolean discovery = subsystem.isDiscovery();
         switch (fid) {
-            case 0x07: {
+            case NUMBER_OF_QUEUES: {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_FIELD);
                 }
@@ -543,11 +559,11 @@ public final class Controller {
                 request.response().dw0(queuesGranted);
                 return Status.SUCCESS;
             }
-            case 0x0F:
+            case KEEP_ALIVE_TIMER:
                 katoMillis = roundKato(value == 0 && discovery ? target.config().discoveryKatoMillis() : value);
                 armKeepAlive();
                 return Status.SUCCESS;
-            case 0x0B: {
+            case ASYNC_EVENT_CONFIGURATION: {
                 int allowed = discovery ? AEC_DISCOVERY_NOTICE : (AEC_NAMESPACE_NOTICE | AEC_SMART_MASK);
                 if ((value & ~allowed) != 0) {
                     return Status.dnr(
@@ -556,15 +572,15 @@ public final class Controller {
                 asyncEventConfig = value;
                 return Status.SUCCESS;
             }
-            case 0x06:
+            case VOLATILE_WRITE_CACHE:
                 if (discovery) {
                     return Status.dnr(Status.INVALID_FIELD);
                 }
                 writeCacheEnabled = value & 1;
                 return Status.SUCCESS;
-            case 0x81:
-                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics
-            // (nvmeof-protocol.md §3.4)
+            case HOST_IDENTIFIER:
+                // Host Identifier comes from Connect on fabrics (nvmeof-protocol.md §3.4)
+                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR);
             default:
                 return Status.dnr(Status.INVALID_FIELD);
         }
@@ -572,10 +588,12 @@ public final class Controller {
 
     private int getFeatures(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
-        int fid = cdw10 & 0xFF;
+        FeatureId fid = FeatureId.of(cdw10);
         int sel = (cdw10 >>> 8) & 0x7;
         boolean discovery = subsystem.isDiscovery();
-        boolean supported = fid == 0x0F || fid == 0x0B || (!discovery && (fid == 0x07 || fid == 0x06));
+        boolean supported = fid == FeatureId.KEEP_ALIVE_TIMER
+                || fid == FeatureId.ASYNC_EVENT_CONFIGURATION
+                || (!discovery && (fid == FeatureId.NUMBER_OF_QUEUES || fid == FeatureId.VOLATILE_WRITE_CACHE));
         if (!supported) {
             return Status.dnr(Status.INVALID_FIELD);
         }
@@ -589,18 +607,18 @@ public final class Controller {
         boolean current = sel == 0;
         int v;
         switch (fid) {
-            case 0x07:
+            case NUMBER_OF_QUEUES:
                 v = current
                         ? queuesGranted
                         : (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
                 break;
-            case 0x0F:
+            case KEEP_ALIVE_TIMER:
                 v = current ? katoMillis : 0;
                 break;
-            case 0x0B:
+            case ASYNC_EVENT_CONFIGURATION:
                 v = current ? asyncEventConfig : 0;
                 break;
-            default: // 0x06
+            default: // VOLATILE_WRITE_CACHE
                 v = current ? writeCacheEnabled : 1;
                 break;
         }

@@ -1,5 +1,7 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.FabricsCommandType;
+import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.QueueChannel;
@@ -54,19 +56,6 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
     private static final int DSM_RANGE = 16;
 
-    // Opcodes used in switches (nvmeof-protocol.md §3.1, §4.1).
-    private static final int OPC_FABRICS = 0x7F;
-    private static final int OPC_FLUSH = 0x00;
-    private static final int OPC_WRITE = 0x01;
-    private static final int OPC_READ = 0x02;
-    private static final int OPC_COMPARE = 0x05;
-    private static final int OPC_WRITE_ZEROES = 0x08;
-    private static final int OPC_DSM = 0x09;
-    private static final int FCTYPE_PROPERTY_SET = 0x00;
-    private static final int FCTYPE_CONNECT = 0x01;
-    private static final int FCTYPE_PROPERTY_GET = 0x04;
-    private static final int FCTYPE_DISCONNECT = 0x08;
-
     private final NvmeTarget target;
     private final QueueChannel channel;
     private final ConnectData connectData = new ConnectData();
@@ -116,17 +105,22 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 return;
             }
             SubmissionQueueEntry c = request.command();
-            switch (c.opcode()) {
-                case OPC_FABRICS:
+            NvmOpcode opcode = NvmOpcode.of(c.opcode());
+            if (opcode == null) {
+                complete(request, Status.INTERNAL_ERROR);
+                return;
+            }
+            switch (opcode) {
+                case FABRICS:
                     connect(request, c);
                     break;
-                case OPC_WRITE:
+                case WRITE:
                     writeData(request, c);
                     break;
-                case OPC_COMPARE:
+                case COMPARE:
                     compareData(request, c);
                     break;
-                case OPC_DSM:
+                case DATASET_MANAGEMENT:
                     dsmData(request, c);
                     break;
                 default:
@@ -169,8 +163,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
             complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
             return;
         }
-        int opcode = c.opcode();
-        if (opcode == OPC_FABRICS) {
+        if (c.opcode() == FabricsCommandType.OPCODE) {
             fabrics(request, c);
             return;
         }
@@ -201,8 +194,8 @@ final class QueueSession implements QueueHandler, DataReceiver {
     // ---- fabrics (nvmeof-protocol.md §2) ----
 
     private void fabrics(TargetRequest request, SubmissionQueueEntry c) {
-        int fctype = c.fctype();
-        if (fctype == FCTYPE_CONNECT) {
+        FabricsCommandType fctype = FabricsCommandType.of(c.fctype());
+        if (fctype == FabricsCommandType.CONNECT) {
             if (qid >= 0) {
                 complete(
                         request,
@@ -215,18 +208,18 @@ final class QueueSession implements QueueHandler, DataReceiver {
             }
             return;
         }
-        if (qid < 0) {
+        if (qid < 0 || fctype == null) {
             complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
         }
         switch (fctype) {
-            case FCTYPE_PROPERTY_GET:
+            case PROPERTY_GET:
                 complete(request, qid == 0 ? controller.propertyGet(request, c) : Status.dnr(Status.INVALID_OPCODE));
                 return;
-            case FCTYPE_PROPERTY_SET:
+            case PROPERTY_SET:
                 complete(request, qid == 0 ? controller.propertySet(c) : Status.dnr(Status.INVALID_OPCODE));
                 return;
-            case FCTYPE_DISCONNECT:
+            case DISCONNECT:
                 disconnect(request);
                 return;
             default:
@@ -412,18 +405,24 @@ final class QueueSession implements QueueHandler, DataReceiver {
     // ---- NVM I/O (nvmeof-protocol.md §4) ----
 
     private void io(TargetRequest request, SubmissionQueueEntry c) {
-        int opcode = c.opcode();
+        NvmOpcode opcode = NvmOpcode.of(c.opcode());
         int nsid = c.nsid();
         RamNamespace ns = subsystem.namespace(nsid);
         if (ns == null) {
             // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
             complete(
                     request,
-                    opcode == OPC_FLUSH && nsid == 0xFFFFFFFF ? Status.SUCCESS : Status.dnr(Status.INVALID_NAMESPACE));
+                    opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF
+                            ? Status.SUCCESS
+                            : Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        if (opcode == null) {
+            complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
         }
         switch (opcode) {
-            case OPC_READ: {
+            case READ: {
                 int status = checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
                     complete(request, status);
@@ -433,7 +432,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 complete(request, Status.SUCCESS);
                 return;
             }
-            case OPC_WRITE: {
+            case WRITE: {
                 int status =
                         ns.readOnly() ? Status.dnr(Status.NAMESPACE_WRITE_PROTECTED) : checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
@@ -451,7 +450,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 request.receiveData(this); // continues in writeData()
                 return;
             }
-            case OPC_COMPARE: {
+            case COMPARE: {
                 int status = checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
                     complete(request, status);
@@ -460,10 +459,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 request.receiveData(this); // continues in compareData()
                 return;
             }
-            case OPC_FLUSH:
+            case FLUSH:
                 complete(request, Status.SUCCESS); // RAM: written data is already where reads find it
                 return;
-            case OPC_WRITE_ZEROES: {
+            case WRITE_ZEROES: {
                 if (ns.readOnly()) {
                     complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
                     return;
@@ -476,7 +475,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 complete(request, status);
                 return;
             }
-            case OPC_DSM: {
+            case DATASET_MANAGEMENT: {
                 int ranges = (c.cdw10() & 0xFF) + 1; // NR is 0's based (nvmeof-protocol.md §4.5)
                 if (request.dataLength() < ranges * DSM_RANGE) {
                     complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
