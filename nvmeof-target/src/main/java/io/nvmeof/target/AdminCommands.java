@@ -74,15 +74,15 @@ final class AdminCommands {
 
     private int identify(TargetRequest request, SubmissionQueueEntry c) {
         if (request.dataLength() != IdentifyPages.SIZE) {
-            return Status.dnr(
-                    Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
+            // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2).
+            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
         }
         IdentifyCns cns = IdentifyCns.of(c.cdw10());
         int nsid = c.nsid();
         ByteBuffer page;
         if (controller.isDiscovery() && cns != IdentifyCns.CONTROLLER) {
-            return Status.dnr(
-                    Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
+            // A discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2).
+            return Status.dnr(Status.INVALID_FIELD);
         }
         if (cns == null) {
             return Status.dnr(Status.INVALID_FIELD);
@@ -139,8 +139,8 @@ final class AdminCommands {
         long numd = ((((long) c.cdw11() & 0xFFFF) << 16) | (cdw10 >>> 16)) + 1;
         long length = numd * 4;
         if (length != request.dataLength()) {
-            return Status.dnr(
-                    Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3)
+            // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3).
+            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
         }
         long lpo = (c.cdw12() & 0xFFFFFFFFL) | ((long) c.cdw13() << 32);
         if ((lpo & 3) != 0) {
@@ -175,8 +175,8 @@ final class AdminCommands {
                     log = LogPages.perfStats(subsystem()); // vendor specific: CPU and work counters for nvmeof-perf
                     break;
                 default:
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
-                // (nvmeof-protocol.md §3.3)
+                    // nvmet answers unknown LIDs with Invalid Field (nvmeof-protocol.md §3.3).
+                    return Status.dnr(Status.INVALID_FIELD);
             }
         }
         if (Long.compareUnsigned(lpo, log.capacity()) > 0) {

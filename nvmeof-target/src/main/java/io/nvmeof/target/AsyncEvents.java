@@ -122,8 +122,8 @@ final class AsyncEvents {
 
     private void raise(int event) {
         if (controller.isClosed() || (maskedEvents & event) != 0) {
-            return; // the host has not read the log of the last one yet: the event stays masked (nvmeof-protocol.md
-            // §3.6)
+            // Closed, or the host has not read the log of the last one yet: the event stays masked (§3.6).
+            return;
         }
         pendingEvents |= event;
         deliver();

@@ -47,10 +47,8 @@ final class FabricsCommands {
         FabricsCommandType fctype = FabricsCommandType.of(c.fctype());
         if (fctype == FabricsCommandType.CONNECT) {
             if (session.qid() >= 0) {
-                session.complete(
-                        request,
-                        Status.dnr(
-                                Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (nvmeof-protocol.md §2.1)
+                // A second Connect on a queue (nvmeof-protocol.md §2.1).
+                session.complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR));
             } else if (request.dataLength() != CONNECT_DATA_LENGTH) {
                 session.complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             } else {
@@ -230,11 +228,8 @@ final class FabricsCommands {
 
     private void disconnect(TargetRequest request) {
         if (session.qid() == 0) {
-            session.complete(
-                    request,
-                    Status.dnr(
-                            Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (nvmeof-protocol.md
-            // §2.4)
+            // The admin queue cannot be disconnected (nvmeof-protocol.md §2.4).
+            session.complete(request, Status.dnr(Status.INVALID_QUEUE_TYPE));
             return;
         }
         Controller ctrl = session.controller();

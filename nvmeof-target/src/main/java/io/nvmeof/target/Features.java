@@ -52,8 +52,8 @@ final class Features {
                 int nsqr = value & 0xFFFF;
                 int ncqr = value >>> 16;
                 if (nsqr == 0xFFFF || ncqr == 0xFFFF) {
-                    return Status.dnr(
-                            Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4)
+                    // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4).
+                    return Status.dnr(Status.INVALID_FIELD);
                 }
                 int max = ControllerProfile.MAX_IO_QUEUES - 1;
                 queuesGranted = Math.min(nsqr, max) | (Math.min(ncqr, max) << 16);
@@ -65,8 +65,8 @@ final class Features {
                 return Status.SUCCESS;
             case ASYNC_EVENT_CONFIGURATION: {
                 if ((value & ~events.configurable()) != 0) {
-                    return Status.dnr(
-                            Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4)
+                    // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4).
+                    return Status.dnr(Status.INVALID_FIELD);
                 }
                 events.configure(value);
                 return Status.SUCCESS;
