@@ -2,20 +2,15 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.command.Status;
-import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-import io.nvmeof.target.namespace.RamNamespace;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -26,8 +21,9 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 /**
  * One controller of the dynamic controller model (nvmeof-protocol.md §2.2): created by an admin Connect, owner of the admin queue and of
  * the I/O queues that later Connect to its CNTLID, and gone when its admin queue closes or its keep-alive timer
- * expires. It holds the properties (nvmeof-protocol.md §2.3), the features (nvmeof-protocol.md §3.4), the keep-alive timer (nvmeof-protocol.md §3.5) and the asynchronous
- * events (nvmeof-protocol.md §3.6), and runs the admin commands (nvmeof-protocol.md §3).
+ * expires. It holds the properties (nvmeof-protocol.md §2.3), the keep-alive timer (§3.5) and the error log (§3.3),
+ * and owns one class per remaining role: {@link AdminCommands} runs the admin commands (§3), {@link Features} holds
+ * the features (§3.4) and {@link AsyncEvents} the asynchronous events (§3.6).
  *
  * <p>Threads: admin commands, property writes and event delivery run on the admin queue's thread (events raised
  * elsewhere hop there with {@code QueueChannel.execute}). I/O queue threads only read {@link #ready()} (a volatile)
@@ -35,17 +31,6 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class Controller {
     private static final Logger LOG = System.getLogger("io.nvmeof.target");
-
-    /** AER completion DW0 (nvmeof-protocol.md §3.6): notice (type 2), namespace attribute changed (info 0x00), log 0x04. */
-    static final int EVENT_NAMESPACE_CHANGED = 0x00040002;
-    /** AER completion DW0 (nvmeof-protocol.md §3.6): notice, discovery log page change (info 0xF0), log 0x70. */
-    static final int EVENT_DISCOVERY_CHANGED = 0x0070F002;
-    /** Asynchronous Event Configuration bits that enable those notices (nvmeof-protocol.md §3.4). */
-    private static final int AEC_NAMESPACE_NOTICE = 1 << 8;
-
-    private static final int AEC_DISCOVERY_NOTICE = 1 << 31;
-    /** AEC bits 7:0: SMART critical-warning events; accepted (never raised: RAM does not wear). */
-    private static final int AEC_SMART_MASK = 0xFF;
 
     private final NvmeTarget target;
     private final Subsystem subsystem;
@@ -69,18 +54,9 @@ public final class Controller {
     private ScheduledFuture<?> keepAliveCheck; // guarded by this
     private final Runnable keepAliveTask = this::checkKeepAlive;
 
-    // Features (nvmeof-protocol.md §3.4), admin thread.
-    private int asyncEventConfig;
-    private int queuesGranted = (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
-    private int writeCacheEnabled = 1;
-
-    // Asynchronous events (nvmeof-protocol.md §3.6), admin thread.
-    private final ArrayDeque<TargetRequest> heldAers = new ArrayDeque<>();
-    private static final int PENDING_NAMESPACE = 1;
-    private static final int PENDING_DISCOVERY = 2;
-    private int pendingEvents;
-    private int maskedEvents;
-    private final TreeSet<Integer> changedNamespaces = new TreeSet<>();
+    // The admin commands (nvmeof-protocol.md §3) and the state they own: features (§3.4), asynchronous events (§3.6).
+    private final AsyncEvents events;
+    private final AdminCommands adminCommands;
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
@@ -102,13 +78,20 @@ public final class Controller {
         this.hostId = hostId;
         this.admin = admin;
         this.port = admin.channel().portInfo();
-        int kato = connectKatoMillis;
+        this.katoMillis = effectiveKato(connectKatoMillis);
+        this.events = new AsyncEvents(this, admin);
+        this.adminCommands = new AdminCommands(this, target, new Features(this, events), events);
+    }
+
+    /** The KATO a host's request (Connect or Set Features) gives, rounded; 0 on a discovery controller means 120 s. */
+    private int effectiveKato(int requestedMillis) {
+        int kato = requestedMillis;
         if (kato == 0 && subsystem.isDiscovery()) {
             // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (nvmeof-protocol.md
             // §3.5, §8).
             kato = target.config().discoveryKatoMillis();
         }
-        this.katoMillis = roundKato(kato);
+        return roundKato(kato);
     }
 
     /** KATO rounded up to the KAS granularity (nvmeof-protocol.md §3.5: nvmet uses whole seconds). */
@@ -185,6 +168,11 @@ public final class Controller {
 
     QueueSession adminQueue() {
         return admin;
+    }
+
+    /** When the controller was created (System.nanoTime), for the SMART / Health log's power-on hours. */
+    long createdNanos() {
+        return createdNanos;
     }
 
     /** CAP (nvmeof-protocol.md §2.3): MQES from the port, CQR, TO 15, CSS bit 37 only, MPSMIN = MPSMAX = 0 (nvmeof-protocol.md §7.7). */
@@ -278,7 +266,7 @@ public final class Controller {
 
     /** Runs on the admin thread when the admin queue is gone: the held AERs die with it. */
     void adminClosed(Throwable cause) {
-        heldAers.clear();
+        events.dropHeld();
         teardown(cause == null ? "admin queue closed" : "admin queue failed: " + cause, false);
     }
 
@@ -360,37 +348,15 @@ public final class Controller {
 
     // ---- admin commands (nvmeof-protocol.md §3) ----
 
-    /** Runs one admin command; returns its status, or {@link QueueSession#PENDING} if the controller keeps it (AER). */
+    /** Runs one admin command; returns its status, or {@link QueueSession#PENDING} if the controller keeps it (an AER). */
     int executeAdmin(TargetRequest request, SubmissionQueueEntry c) {
-        int opcode = c.opcode();
-        boolean discovery = subsystem.isDiscovery();
-        switch (opcode) {
-            case 0x06:
-                return identify(request, c);
-            case 0x02:
-                return getLogPage(request, c);
-            case 0x09:
-                return setFeatures(request, c);
-            case 0x0A:
-                return getFeatures(request, c);
-            case 0x18:
-                return keepAlive();
-            case 0x0C:
-                return asyncEventRequest(request);
-            case 0x08:
-                if (discovery) {
-                    return Status.dnr(Status.INVALID_OPCODE);
-                }
-                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted"
-                // (nvmeof-protocol.md §3.1).
-                request.response().dw0(1);
-                return Status.SUCCESS;
-            default:
-                return Status.dnr(Status.INVALID_OPCODE);
-        }
+        return adminCommands.execute(request, c);
     }
 
-    private int keepAlive() {
+    // ---- keep alive (nvmeof-protocol.md §3.5) ----
+
+    /** The Keep Alive command. */
+    int keepAlive() {
         if (katoMillis == 0) {
             return Status.KEEP_ALIVE_INVALID; // nvmet: Keep Alive while KATO = 0 (nvmeof-protocol.md §3.5)
         }
@@ -398,276 +364,29 @@ public final class Controller {
         return Status.SUCCESS;
     }
 
-    // Identify (nvmeof-protocol.md §3.2)
-
-    private int identify(TargetRequest request, SubmissionQueueEntry c) {
-        if (request.dataLength() != IdentifyPages.SIZE) {
-            return Status.dnr(
-                    Status.DATA_SGL_LENGTH_INVALID); // nvmet requires exactly 4096 bytes (nvmeof-protocol.md §3.2)
-        }
-        int cns = c.cdw10() & 0xFF;
-        int nsid = c.nsid();
-        ByteBuffer page;
-        if (subsystem.isDiscovery() && cns != 0x01) {
-            return Status.dnr(
-                    Status.INVALID_FIELD); // a discovery controller answers only CNS 0x01 (nvmeof-protocol.md §3.2)
-        }
-        switch (cns) {
-            case 0x00: {
-                if (nsid == 0xFFFFFFFF) {
-                    return Status.dnr(Status.INVALID_NAMESPACE);
-                }
-                RamNamespace ns = subsystem.namespace(nsid);
-                // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent
-                // (nvmeof-protocol.md §3.2).
-                page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
-                break;
-            }
-            case 0x01:
-                page = IdentifyPages.controller(this);
-                break;
-            case 0x02:
-                if (Integer.compareUnsigned(nsid, 0xFFFFFFFE) >= 0) {
-                    return Status.dnr(Status.INVALID_NAMESPACE);
-                }
-                page = IdentifyPages.activeNamespaces(subsystem, nsid);
-                break;
-            case 0x03: {
-                RamNamespace ns = subsystem.namespace(nsid);
-                if (ns == null) {
-                    return Status.dnr(Status.INVALID_NAMESPACE);
-                }
-                page = IdentifyPages.descriptors(ns);
-                break;
-            }
-            case 0x06:
-                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md
-                // §3.2.4).
-                if ((c.cdw11() >>> 24) != 0) {
-                    return Status.dnr(Status.INVALID_FIELD);
-                }
-                page = IdentifyPages.zero();
-                break;
-            default:
-                return Status.dnr(Status.INVALID_FIELD);
-        }
-        request.addData(page, 0, IdentifyPages.SIZE, DataRelease.NONE);
-        return Status.SUCCESS;
+    /** Set Features Keep Alive Timer: the new timeout (rounded like Connect's) and the timer restarted. */
+    void keepAliveTimeout(int requestedMillis) {
+        katoMillis = effectiveKato(requestedMillis);
+        armKeepAlive();
     }
 
-    // Get Log Page (nvmeof-protocol.md §3.3)
-
-    private int getLogPage(TargetRequest request, SubmissionQueueEntry c) {
-        int cdw10 = c.cdw10();
-        int lid = cdw10 & 0xFF;
-        boolean rae = (cdw10 & 0x8000) != 0;
-        long numd = ((((long) c.cdw11() & 0xFFFF) << 16) | (cdw10 >>> 16)) + 1;
-        long length = numd * 4;
-        if (length != request.dataLength()) {
-            return Status.dnr(
-                    Status.DATA_SGL_LENGTH_INVALID); // nvmet: (NUMD + 1) × 4 exactly (nvmeof-protocol.md §3.3)
-        }
-        long lpo = (c.cdw12() & 0xFFFFFFFFL) | ((long) c.cdw13() << 32);
-        if ((lpo & 3) != 0) {
-            return Status.dnr(Status.INVALID_FIELD); // LPO must be dword aligned (nvmeof-protocol.md §3.3)
-        }
-        ByteBuffer log;
-        if (subsystem.isDiscovery()) {
-            if (lid != 0x70) {
-                return Status.dnr(Status.INVALID_FIELD);
-            }
-            log = target.discoveryLog(hostNqn, admin.channel());
-            if (!rae) {
-                maskedEvents &= ~PENDING_DISCOVERY;
-            }
-        } else {
-            switch (lid) {
-                case 0x01:
-                    log = LogPages.errors(errorEntries, errorCount.get());
-                    break;
-                case 0x02:
-                    log = LogPages.health(subsystem, c.nsid(), createdNanos);
-                    break;
-                case 0x04:
-                    log = LogPages.changedNamespaces(changedNamespaces);
-                    if (!rae) {
-                        changedNamespaces.clear();
-                        maskedEvents &= ~PENDING_NAMESPACE;
-                    }
-                    break;
-                case 0x05:
-                    log = LogPages.commandEffects();
-                    break;
-                case LogPages.LID_PERF_STATS:
-                    log = LogPages.perfStats(subsystem); // vendor specific: CPU and work counters for nvmeof-perf
-                    break;
-                default:
-                    return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
-                // (nvmeof-protocol.md §3.3)
-            }
-        }
-        if (Long.compareUnsigned(lpo, log.capacity()) > 0) {
-            return Status.dnr(Status.INVALID_FIELD);
-        }
-        int len = (int) length;
-        ByteBuffer out = ByteBuffer.allocate(len).order(ByteOrder.LITTLE_ENDIAN);
-        int available = (int) Math.min(len, log.capacity() - lpo);
-        out.put(0, log, (int) lpo, available); // the rest stays zero
-        request.addData(out, 0, len, DataRelease.NONE);
-        return Status.SUCCESS;
-    }
-
-    // Set / Get Features (nvmeof-protocol.md §3.4)
-
-    private int setFeatures(TargetRequest request, SubmissionQueueEntry c) {
-        int cdw10 = c.cdw10();
-        int fid = cdw10 & 0xFF;
-        int value = c.cdw11();
-        if ((cdw10 & 0x80000000) != 0) {
-            return Status.dnr(Status.FEATURE_NOT_SAVEABLE); // SV: nothing here survives a restart
-        }
-        boolean discovery = subsystem.isDiscovery();
-        switch (fid) {
-            case 0x07: {
-                if (discovery) {
-                    return Status.dnr(Status.INVALID_FIELD);
-                }
-                int nsqr = value & 0xFFFF;
-                int ncqr = value >>> 16;
-                if (nsqr == 0xFFFF || ncqr == 0xFFFF) {
-                    return Status.dnr(
-                            Status.INVALID_FIELD); // 0's based; 0xFFFF is not a count (nvmeof-protocol.md §3.4)
-                }
-                int max = ControllerProfile.MAX_IO_QUEUES - 1;
-                queuesGranted = Math.min(nsqr, max) | (Math.min(ncqr, max) << 16);
-                request.response().dw0(queuesGranted);
-                return Status.SUCCESS;
-            }
-            case 0x0F:
-                katoMillis = roundKato(value == 0 && discovery ? target.config().discoveryKatoMillis() : value);
-                armKeepAlive();
-                return Status.SUCCESS;
-            case 0x0B: {
-                int allowed = discovery ? AEC_DISCOVERY_NOTICE : (AEC_NAMESPACE_NOTICE | AEC_SMART_MASK);
-                if ((value & ~allowed) != 0) {
-                    return Status.dnr(
-                            Status.INVALID_FIELD); // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4)
-                }
-                asyncEventConfig = value;
-                return Status.SUCCESS;
-            }
-            case 0x06:
-                if (discovery) {
-                    return Status.dnr(Status.INVALID_FIELD);
-                }
-                writeCacheEnabled = value & 1;
-                return Status.SUCCESS;
-            case 0x81:
-                return Status.dnr(Status.COMMAND_SEQUENCE_ERROR); // Host Identifier comes from Connect on fabrics
-            // (nvmeof-protocol.md §3.4)
-            default:
-                return Status.dnr(Status.INVALID_FIELD);
-        }
-    }
-
-    private int getFeatures(TargetRequest request, SubmissionQueueEntry c) {
-        int cdw10 = c.cdw10();
-        int fid = cdw10 & 0xFF;
-        int sel = (cdw10 >>> 8) & 0x7;
-        boolean discovery = subsystem.isDiscovery();
-        boolean supported = fid == 0x0F || fid == 0x0B || (!discovery && (fid == 0x07 || fid == 0x06));
-        if (!supported) {
-            return Status.dnr(Status.INVALID_FIELD);
-        }
-        if (sel == 3) {
-            request.response().dw0(0x4); // supported capabilities: changeable, not saveable, not per namespace
-            return Status.SUCCESS;
-        }
-        if (sel > 3) {
-            return Status.dnr(Status.INVALID_FIELD);
-        }
-        boolean current = sel == 0;
-        int v;
-        switch (fid) {
-            case 0x07:
-                v = current
-                        ? queuesGranted
-                        : (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
-                break;
-            case 0x0F:
-                v = current ? katoMillis : 0;
-                break;
-            case 0x0B:
-                v = current ? asyncEventConfig : 0;
-                break;
-            default: // 0x06
-                v = current ? writeCacheEnabled : 1;
-                break;
-        }
-        request.response().dw0(v);
-        return Status.SUCCESS;
-    }
-
-    // Asynchronous events (nvmeof-protocol.md §3.6)
-
-    private int asyncEventRequest(TargetRequest request) {
-        if (heldAers.size() > ControllerProfile.AERL) {
-            return Status.dnr(Status.ASYNC_EVENT_REQUEST_LIMIT_EXCEEDED);
-        }
-        heldAers.add(request);
-        deliverEvents();
-        return QueueSession.PENDING;
-    }
+    // ---- asynchronous events (nvmeof-protocol.md §3.6) ----
 
     /** A namespace of this controller's subsystem appeared or went away: remember it for log 0x04 and raise the notice. */
     void namespaceChanged(int nsid) {
-        admin.channel().execute(() -> {
-            if (changedNamespaces.size() < LogPages.CHANGED_NS_MAX) {
-                changedNamespaces.add(nsid);
-            } else {
-                changedNamespaces.add(
-                        0xFFFFFFFF); // more than 1024 changed: entry 0 = 0xFFFFFFFF (nvmeof-protocol.md §3.3)
-            }
-            if ((asyncEventConfig & AEC_NAMESPACE_NOTICE) != 0) {
-                raise(PENDING_NAMESPACE);
-            }
-        });
+        events.namespaceChanged(nsid);
     }
 
     /** The discovery log changed: raise the notice on a discovery controller that enabled it. */
     void discoveryChanged() {
-        admin.channel().execute(() -> {
-            if ((asyncEventConfig & AEC_DISCOVERY_NOTICE) != 0) {
-                raise(PENDING_DISCOVERY);
-            }
-        });
-    }
-
-    private void raise(int event) {
-        if (closed.get() || (maskedEvents & event) != 0) {
-            return; // the host has not read the log of the last one yet: the event stays masked (nvmeof-protocol.md
-            // §3.6)
-        }
-        pendingEvents |= event;
-        deliverEvents();
-    }
-
-    private void deliverEvents() {
-        while (pendingEvents != 0 && !heldAers.isEmpty()) {
-            int event = Integer.lowestOneBit(pendingEvents);
-            pendingEvents &= ~event;
-            maskedEvents |= event;
-            TargetRequest aer = heldAers.poll();
-            aer.response().dw0(event == PENDING_NAMESPACE ? EVENT_NAMESPACE_CHANGED : EVENT_DISCOVERY_CHANGED);
-            admin.complete(aer, Status.SUCCESS);
-        }
+        events.discoveryChanged();
     }
 
     int heldAerCount() {
-        return heldAers.size();
+        return events.heldCount();
     }
 
-    // Error log (nvmeof-protocol.md §3.3)
+    // ---- error log (nvmeof-protocol.md §3.3) ----
 
     /** Records a failed command for log 0x01. Cold path: one small array per error, no lock. */
     void recordError(int sqid, int cid, int status, int nsid) {
@@ -675,6 +394,11 @@ public final class Controller {
         errorEntries.set(
                 (int) ((count - 1) % ControllerProfile.ERROR_LOG_ENTRIES),
                 new long[] {count, sqid, cid, status, nsid & 0xFFFFFFFFL});
+    }
+
+    /** Log page 0x01 as it is now. */
+    ByteBuffer errorLog() {
+        return LogPages.errors(errorEntries, errorCount.get());
     }
 
     @Override

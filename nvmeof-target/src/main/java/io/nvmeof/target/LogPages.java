@@ -1,5 +1,7 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.AdminOpcode;
+import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.nio.ByteBuffer;
@@ -21,12 +23,9 @@ final class LogPages {
     /** Discovery entry CNTLID 0xFFFF: the dynamic controller model (nvmeof-protocol.md §3.3). */
     static final int CNTLID_DYNAMIC = 0xFFFF;
 
-    /**
-     * Vendor-specific log page of nvmeof-java: the target process's CPU use and work done, so a benchmarking host can
-     * measure the target's CPU cost per I/O over the fabric itself (bin/nvmeof-perf). LID 0xC0 is the first of the
-     * vendor-specific range C0h–FFh (nvmeof-protocol.md §3.3); other targets answer it with Invalid Field or Invalid Log Page.
-     */
-    static final int LID_PERF_STATS = 0xC0;
+    // The vendor-specific log page of nvmeof-java (LogPageId.VENDOR_PERF_STATS, LID 0xC0): the target process's CPU
+    // use and work done, so a benchmarking host can measure the target's CPU cost per I/O over the fabric itself
+    // (bin/nvmeof-perf). Other targets answer it with Invalid Field or Invalid Log Page (nvmeof-protocol.md §3.3).
     /** Size of the vendor page; bytes after the last field are zero (reserved). */
     static final int PERF_STATS_SIZE = 512;
     /** Bytes 0–3 of the vendor page: ASCII "NVOJ". */
@@ -181,16 +180,24 @@ final class LogPages {
         final int csupp = 1;
         final int lbcc = 1 << 1;
         ByteBuffer b = page(4096);
-        for (int op : new int[] {0x02, 0x06, 0x08, 0x09, 0x0A, 0x0C, 0x18}) {
-            b.putInt(4 * op, csupp);
+        for (AdminOpcode op : new AdminOpcode[] {
+            AdminOpcode.GET_LOG_PAGE,
+            AdminOpcode.IDENTIFY,
+            AdminOpcode.ABORT,
+            AdminOpcode.SET_FEATURES,
+            AdminOpcode.GET_FEATURES,
+            AdminOpcode.ASYNC_EVENT_REQUEST,
+            AdminOpcode.KEEP_ALIVE
+        }) {
+            b.putInt(4 * op.code(), csupp);
         }
         int io = 1024;
-        b.putInt(io + 4 * 0x00, csupp); // Flush
-        b.putInt(io + 4 * 0x01, csupp | lbcc); // Write
-        b.putInt(io + 4 * 0x02, csupp); // Read
-        b.putInt(io + 4 * 0x05, csupp); // Compare
-        b.putInt(io + 4 * 0x08, csupp | lbcc); // Write Zeroes
-        b.putInt(io + 4 * 0x09, csupp | lbcc); // Dataset Management
+        b.putInt(io + 4 * NvmOpcode.FLUSH.code(), csupp);
+        b.putInt(io + 4 * NvmOpcode.WRITE.code(), csupp | lbcc);
+        b.putInt(io + 4 * NvmOpcode.READ.code(), csupp);
+        b.putInt(io + 4 * NvmOpcode.COMPARE.code(), csupp);
+        b.putInt(io + 4 * NvmOpcode.WRITE_ZEROES.code(), csupp | lbcc);
+        b.putInt(io + 4 * NvmOpcode.DATASET_MANAGEMENT.code(), csupp | lbcc);
         return b;
     }
 

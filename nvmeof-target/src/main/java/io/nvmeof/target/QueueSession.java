@@ -1,17 +1,15 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.ConnectData;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-import io.nvmeof.target.namespace.RamNamespace;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
 
 /**
  * The target's side of one queue: parses every command, checks it, runs it or hands it to its controller, and
@@ -23,9 +21,9 @@ import java.nio.ByteBuffer;
  * controller (QID 0) or as an I/O queue of an existing one. Every failure is a completion status: an unexpected
  * exception completes the command with Internal Error and is logged, and never reaches the transport.
  *
- * <p>The NVM I/O path (Read, Write, Flush, Write Zeroes, Dataset Management, Compare; nvmeof-protocol.md §4) takes no lock and allocates
- * nothing: the namespace lookup is a volatile array read, the checks are arithmetic, and data moves between the
- * transport's buffers and namespace chunks directly.
+ * <p>The commands themselves run in one class per role, each owned by this session: {@link FabricsCommands}
+ * (nvmeof-protocol.md §2), the controller's admin commands on the admin queue (§3), and {@link NvmCommands} on an
+ * I/O queue (§4), whose path takes no lock and allocates nothing.
  */
 final class QueueSession implements QueueHandler, DataReceiver {
     private static final Logger LOG = System.getLogger("io.nvmeof.target");
@@ -36,40 +34,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private static final int FLAGS_CHECKED = 0xC3;
 
     private static final int FLAGS_REQUIRED = SubmissionQueueEntry.FLAGS_SGL;
-    /** Connect data is exactly 1024 bytes (nvmeof-protocol.md §2.2). */
-    private static final int CONNECT_DATA_LENGTH = ConnectData.LENGTH;
-    /** Connect Invalid Parameters DW0: IATTR bit 16 = the offset is in the Connect data (nvmeof-protocol.md §2.2). */
-    private static final int IATTR_DATA = 1 << 16;
-    /** IPO values (nvmeof-protocol.md §2.2): byte offsets in the SQE (QID, SQSIZE) or in the data (CNTLID, SUBNQN, HOSTNQN). */
-    private static final int IPO_QID = SubmissionQueueEntry.CONNECT_QID_OFFSET;
 
-    private static final int IPO_SQSIZE = SubmissionQueueEntry.CONNECT_SQSIZE_OFFSET;
-    private static final int IPO_CNTLID = ConnectData.CNTLID_OFFSET;
-    private static final int IPO_SUBNQN = ConnectData.SUBNQN_OFFSET;
-    private static final int IPO_HOSTNQN = ConnectData.HOSTNQN_OFFSET;
-    /** Write Zeroes CDW12 bit 25: DEAC (nvmeof-protocol.md §4.4). Dataset Management CDW11 bit 2: AD (nvmeof-protocol.md §4.5). */
-    private static final int WRITE_ZEROES_DEAC = 1 << 25;
-
-    private static final int DSM_AD = 1 << 2;
-    /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
-    private static final int DSM_RANGE = 16;
-
-    // Opcodes used in switches (nvmeof-protocol.md §3.1, §4.1).
-    private static final int OPC_FABRICS = 0x7F;
-    private static final int OPC_FLUSH = 0x00;
-    private static final int OPC_WRITE = 0x01;
-    private static final int OPC_READ = 0x02;
-    private static final int OPC_COMPARE = 0x05;
-    private static final int OPC_WRITE_ZEROES = 0x08;
-    private static final int OPC_DSM = 0x09;
-    private static final int FCTYPE_PROPERTY_SET = 0x00;
-    private static final int FCTYPE_CONNECT = 0x01;
-    private static final int FCTYPE_PROPERTY_GET = 0x04;
-    private static final int FCTYPE_DISCONNECT = 0x08;
-
-    private final NvmeTarget target;
     private final QueueChannel channel;
-    private final ConnectData connectData = new ConnectData();
+    private final FabricsCommands fabrics;
+    private final NvmCommands nvm;
 
     private Controller controller;
     private Subsystem subsystem;
@@ -83,8 +51,9 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private TargetRequest completed;
 
     QueueSession(NvmeTarget target, QueueChannel channel) {
-        this.target = target;
         this.channel = channel;
+        this.fabrics = new FabricsCommands(this, target, channel);
+        this.nvm = new NvmCommands(this);
     }
 
     QueueChannel channel() {
@@ -93,6 +62,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     int qid() {
         return qid;
+    }
+
+    /** The controller this queue belongs to, or null before Connect. */
+    Controller controller() {
+        return controller;
+    }
+
+    /** The subsystem of that controller, or null before Connect. */
+    Subsystem subsystem() {
+        return subsystem;
     }
 
     // ---- QueueHandler ----
@@ -116,22 +95,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 return;
             }
             SubmissionQueueEntry c = request.command();
-            switch (c.opcode()) {
-                case OPC_FABRICS:
-                    connect(request, c);
-                    break;
-                case OPC_WRITE:
-                    writeData(request, c);
-                    break;
-                case OPC_COMPARE:
-                    compareData(request, c);
-                    break;
-                case OPC_DSM:
-                    dsmData(request, c);
-                    break;
-                default:
-                    complete(request, Status.INTERNAL_ERROR);
-                    break;
+            if (c.opcode() == FabricsCommandType.OPCODE) {
+                fabrics.connect(request, c); // the only fabrics command with data
+            } else {
+                nvm.dataReceived(request, c);
             }
         } catch (RuntimeException e) {
             internalError(request, e);
@@ -169,9 +136,8 @@ final class QueueSession implements QueueHandler, DataReceiver {
             complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
             return;
         }
-        int opcode = c.opcode();
-        if (opcode == OPC_FABRICS) {
-            fabrics(request, c);
+        if (c.opcode() == FabricsCommandType.OPCODE) {
+            fabrics.execute(request, c);
             return;
         }
         if (qid < 0) {
@@ -195,182 +161,13 @@ final class QueueSession implements QueueHandler, DataReceiver {
             }
             return;
         }
-        io(request, c);
+        nvm.execute(request, c);
     }
 
-    // ---- fabrics (nvmeof-protocol.md §2) ----
+    // ---- binding (Connect and Disconnect, FabricsCommands) ----
 
-    private void fabrics(TargetRequest request, SubmissionQueueEntry c) {
-        int fctype = c.fctype();
-        if (fctype == FCTYPE_CONNECT) {
-            if (qid >= 0) {
-                complete(
-                        request,
-                        Status.dnr(
-                                Status.COMMAND_SEQUENCE_ERROR)); // second Connect on a queue (nvmeof-protocol.md §2.1)
-            } else if (request.dataLength() != CONNECT_DATA_LENGTH) {
-                complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
-            } else {
-                request.receiveData(this); // continues in connect()
-            }
-            return;
-        }
-        if (qid < 0) {
-            complete(request, Status.dnr(Status.INVALID_OPCODE));
-            return;
-        }
-        switch (fctype) {
-            case FCTYPE_PROPERTY_GET:
-                complete(request, qid == 0 ? controller.propertyGet(request, c) : Status.dnr(Status.INVALID_OPCODE));
-                return;
-            case FCTYPE_PROPERTY_SET:
-                complete(request, qid == 0 ? controller.propertySet(c) : Status.dnr(Status.INVALID_OPCODE));
-                return;
-            case FCTYPE_DISCONNECT:
-                disconnect(request);
-                return;
-            default:
-                complete(request, Status.dnr(Status.INVALID_OPCODE));
-        }
-    }
-
-    private void connect(TargetRequest request, SubmissionQueueEntry c) {
-        if (c.connectRecfmt() != 0) {
-            complete(request, Status.dnr(Status.CONNECT_INCOMPATIBLE_FORMAT));
-            return;
-        }
-        int newQid = c.connectQid();
-        int newSqsize = c.connectSqsize();
-        if (newSqsize == 0) {
-            invalidParameters(request, 0, IPO_SQSIZE, "SQSIZE 0");
-            return;
-        }
-        ConnectData d = connectData;
-        d.wrap(request.data(), 0);
-        String subnqn = d.subNqn();
-        if (subnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_SUBNQN, "SUBNQN not NUL-terminated");
-            return;
-        }
-        String hostnqn = d.hostNqn();
-        if (hostnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_HOSTNQN, "HOSTNQN not NUL-terminated");
-            return;
-        }
-        Subsystem s = target.subsystemForConnect(subnqn);
-        if (s == null) {
-            invalidParameters(
-                    request, IATTR_DATA, IPO_SUBNQN, "unknown subsystem " + subnqn + " (host " + hostnqn + ")");
-            return;
-        }
-        if (!s.allows(hostnqn)) {
-            LOG.log(
-                    Level.WARNING,
-                    "Connect refused: host " + hostnqn + " is not allowed on " + subnqn + " (" + channel.remoteAddress()
-                            + ")");
-            request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
-            complete(request, Status.dnr(Status.CONNECT_INVALID_HOST));
-            return;
-        }
-        boolean noFlowControl = (c.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
-        if (newQid == 0) {
-            connectAdmin(request, c, d, s, hostnqn, newSqsize, noFlowControl);
-        } else {
-            connectIo(request, d, s, hostnqn, newQid, newSqsize, noFlowControl);
-        }
-    }
-
-    private void connectAdmin(
-            TargetRequest request,
-            SubmissionQueueEntry c,
-            ConnectData d,
-            Subsystem s,
-            String hostnqn,
-            int newSqsize,
-            boolean noFlowControl) {
-        if (d.cntlid() != ConnectData.CNTLID_DYNAMIC) {
-            invalidParameters(
-                    request,
-                    IATTR_DATA,
-                    IPO_CNTLID,
-                    "admin Connect with CNTLID 0x" + Integer.toHexString(d.cntlid())
-                            + " (only the dynamic model, 0xFFFF, is supported)");
-            return;
-        }
-        if (newSqsize > ControllerProfile.ADMIN_QUEUE_SIZE - 1) {
-            invalidParameters(request, 0, IPO_SQSIZE, "admin SQSIZE " + newSqsize);
-            return;
-        }
-        java.util.UUID hostId = d.hostId();
-        int kato = c.connectKato();
-        Controller ctrl = s.createController(id -> new Controller(target, s, id, hostnqn, hostId, this, kato));
-        if (ctrl == null) {
-            LOG.log(Level.WARNING, "Connect refused: no free CNTLID in " + s.nqn() + " for host " + hostnqn);
-            complete(request, Status.dnr(Status.CONNECT_CONTROLLER_BUSY));
-            return;
-        }
-        bind(ctrl, s, 0, newSqsize, noFlowControl);
-        ctrl.armKeepAlive();
-        LOG.log(
-                Level.INFO,
-                "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID 0 (admin), "
-                        + channel.remoteAddress() + ", KATO " + ctrl.katoMillis() + " ms");
-        request.response().dw0(ctrl.cntlid());
-        complete(request, Status.SUCCESS);
-    }
-
-    private void connectIo(
-            TargetRequest request,
-            ConnectData d,
-            Subsystem s,
-            String hostnqn,
-            int newQid,
-            int newSqsize,
-            boolean noFlowControl) {
-        if (s.isDiscovery() || newQid > ControllerProfile.MAX_IO_QUEUES) {
-            invalidParameters(request, 0, IPO_QID, "QID " + newQid);
-            return;
-        }
-        Controller ctrl = s.controller(d.cntlid());
-        if (ctrl == null || ctrl.isClosed() || !ctrl.hostNqn().equals(hostnqn)) {
-            invalidParameters(
-                    request,
-                    IATTR_DATA,
-                    IPO_CNTLID,
-                    "I/O Connect to unknown controller " + d.cntlid() + " of " + s.nqn() + " by host " + hostnqn);
-            return;
-        }
-        if (newSqsize > ctrl.port().maxQueueSize() - 1) {
-            invalidParameters(request, 0, IPO_SQSIZE, "I/O SQSIZE " + newSqsize + " > MQES");
-            return;
-        }
-        if (!ctrl.ready()) {
-            complete(request, Status.COMMAND_SEQUENCE_ERROR); // I/O queues connect to an enabled controller
-            return;
-        }
-        if (!ctrl.attach(newQid, this)) {
-            LOG.log(
-                    Level.WARNING,
-                    "Connect refused: QID " + newQid + " of controller " + ctrl.cntlid() + " (" + s.nqn()
-                            + ") is already connected");
-            complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR));
-            return;
-        }
-        if (ctrl.isClosed()) { // torn down while we attached
-            ctrl.detach(newQid, this);
-            invalidParameters(request, IATTR_DATA, IPO_CNTLID, "controller " + ctrl.cntlid() + " went away");
-            return;
-        }
-        bind(ctrl, s, newQid, newSqsize, noFlowControl);
-        LOG.log(
-                Level.INFO,
-                "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID " + newQid
-                        + ", SQSIZE " + newSqsize + ", " + channel.remoteAddress());
-        request.response().dw0(ctrl.cntlid());
-        complete(request, Status.SUCCESS);
-    }
-
-    private void bind(Controller ctrl, Subsystem s, int newQid, int newSqsize, boolean noFlowControl) {
+    /** Connect succeeded: the queue is now QID {@code newQid} of {@code ctrl}. */
+    void bind(Controller ctrl, Subsystem s, int newQid, int newSqsize, boolean noFlowControl) {
         controller = ctrl;
         subsystem = s;
         qid = newQid;
@@ -380,196 +177,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
         channel.connected(newQid, newSqsize, noFlowControl);
     }
 
-    private void invalidParameters(TargetRequest request, int iattr, int ipo, String what) {
-        LOG.log(
-                Level.WARNING,
-                "Connect refused (Invalid Parameters, IPO " + ipo + "): " + what + " from " + channel.remoteAddress());
-        request.response().dw0(iattr | ipo);
-        complete(request, Status.dnr(Status.CONNECT_INVALID_PARAMETERS));
-    }
-
-    private void disconnect(TargetRequest request) {
-        if (qid == 0) {
-            complete(
-                    request,
-                    Status.dnr(
-                            Status.INVALID_QUEUE_TYPE)); // the admin queue cannot be disconnected (nvmeof-protocol.md
-            // §2.4)
-            return;
-        }
-        Controller ctrl = controller;
-        int oldQid = qid;
-        complete(request, Status.SUCCESS);
-        ctrl.detach(oldQid, this);
+    /** Disconnect: the queue belongs to no controller any more. */
+    void unbind() {
         controller = null;
         qid = -1;
-        LOG.log(
-                Level.INFO,
-                "Disconnect: I/O queue " + oldQid + " of controller " + ctrl.cntlid() + " (" + subsystem.nqn()
-                        + ") deleted by the host");
-    }
-
-    // ---- NVM I/O (nvmeof-protocol.md §4) ----
-
-    private void io(TargetRequest request, SubmissionQueueEntry c) {
-        int opcode = c.opcode();
-        int nsid = c.nsid();
-        RamNamespace ns = subsystem.namespace(nsid);
-        if (ns == null) {
-            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
-            complete(
-                    request,
-                    opcode == OPC_FLUSH && nsid == 0xFFFFFFFF ? Status.SUCCESS : Status.dnr(Status.INVALID_NAMESPACE));
-            return;
-        }
-        switch (opcode) {
-            case OPC_READ: {
-                int status = checkTransfer(request, c, ns);
-                if (status != Status.SUCCESS) {
-                    complete(request, status);
-                    return;
-                }
-                ns.read(request, c.slba() << ns.blockShift(), request.dataLength());
-                complete(request, Status.SUCCESS);
-                return;
-            }
-            case OPC_WRITE: {
-                int status =
-                        ns.readOnly() ? Status.dnr(Status.NAMESPACE_WRITE_PROTECTED) : checkTransfer(request, c, ns);
-                if (status != Status.SUCCESS) {
-                    complete(request, status);
-                    return;
-                }
-                if (request.directDataPlacement()) {
-                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read).
-                    status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
-                    if (status != Status.SUCCESS) {
-                        complete(request, status); // the transport releases the chunks already named
-                        return;
-                    }
-                }
-                request.receiveData(this); // continues in writeData()
-                return;
-            }
-            case OPC_COMPARE: {
-                int status = checkTransfer(request, c, ns);
-                if (status != Status.SUCCESS) {
-                    complete(request, status);
-                    return;
-                }
-                request.receiveData(this); // continues in compareData()
-                return;
-            }
-            case OPC_FLUSH:
-                complete(request, Status.SUCCESS); // RAM: written data is already where reads find it
-                return;
-            case OPC_WRITE_ZEROES: {
-                if (ns.readOnly()) {
-                    complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
-                    return;
-                }
-                int status = checkRange(c, ns);
-                if (status == Status.SUCCESS) {
-                    int shift = ns.blockShift();
-                    ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
-                }
-                complete(request, status);
-                return;
-            }
-            case OPC_DSM: {
-                int ranges = (c.cdw10() & 0xFF) + 1; // NR is 0's based (nvmeof-protocol.md §4.5)
-                if (request.dataLength() < ranges * DSM_RANGE) {
-                    complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
-                    return;
-                }
-                if ((c.cdw11() & DSM_AD) == 0) {
-                    complete(request, Status.SUCCESS); // only hints (IDR/IDW): nothing to do in RAM
-                    return;
-                }
-                if (ns.readOnly()) {
-                    complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
-                    return;
-                }
-                request.receiveData(this); // continues in dsmData()
-                return;
-            }
-            default:
-                complete(request, Status.dnr(Status.INVALID_OPCODE));
-        }
-    }
-
-    /** SLBA + NLB within the namespace, unsigned (nvmeof-protocol.md §4.6). */
-    private static int checkRange(SubmissionQueueEntry c, RamNamespace ns) {
-        long slba = c.slba();
-        long blocks = ns.blocks();
-        // blocks < 2^55, so once slba < blocks the sum cannot overflow.
-        if (Long.compareUnsigned(slba, blocks) >= 0 || slba + c.nlb() + 1 > blocks) {
-            return Status.dnr(Status.LBA_OUT_OF_RANGE);
-        }
-        return Status.SUCCESS;
-    }
-
-    /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */
-    private static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
-        int status = checkRange(c, ns);
-        if (status != Status.SUCCESS) {
-            return status;
-        }
-        if (request.dataLength() != (c.nlb() + 1) << ns.blockShift()) {
-            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
-        }
-        return Status.SUCCESS;
-    }
-
-    private void writeData(TargetRequest request, SubmissionQueueEntry c) {
-        RamNamespace ns = subsystem.namespace(c.nsid());
-        if (ns == null) {
-            complete(request, Status.dnr(Status.INVALID_NAMESPACE)); // removed while the data was on its way
-            return;
-        }
-        if (request.directDataPlacement()) {
-            ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
-            complete(request, Status.SUCCESS);
-            return;
-        }
-        complete(request, ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength()));
-    }
-
-    private void compareData(TargetRequest request, SubmissionQueueEntry c) {
-        RamNamespace ns = subsystem.namespace(c.nsid());
-        if (ns == null) {
-            complete(request, Status.dnr(Status.INVALID_NAMESPACE));
-            return;
-        }
-        int status = ns.compare(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength());
-        complete(request, status == Status.SUCCESS ? status : Status.dnr(status));
-    }
-
-    private void dsmData(TargetRequest request, SubmissionQueueEntry c) {
-        RamNamespace ns = subsystem.namespace(c.nsid());
-        if (ns == null) {
-            complete(request, Status.dnr(Status.INVALID_NAMESPACE));
-            return;
-        }
-        ByteBuffer data = request.data();
-        int ranges = (c.cdw10() & 0xFF) + 1;
-        long blocks = ns.blocks();
-        // Check every range first, so a bad one changes nothing.
-        for (int i = 0; i < ranges; i++) {
-            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL; // a count, not 0's based (nvmeof-protocol.md §4.5)
-            long slba = data.getLong(i * DSM_RANGE + 8);
-            if (Long.compareUnsigned(slba, blocks) > 0 || slba + nlb > blocks) {
-                complete(request, Status.dnr(Status.LBA_OUT_OF_RANGE));
-                return;
-            }
-        }
-        int shift = ns.blockShift();
-        for (int i = 0; i < ranges; i++) {
-            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL;
-            long slba = data.getLong(i * DSM_RANGE + 8);
-            ns.zero(slba << shift, nlb << shift, true);
-        }
-        complete(request, Status.SUCCESS);
     }
 
     // ---- completion ----

@@ -31,17 +31,12 @@ public class DirectPlacementRequest extends FakeRequest {
     }
 
     @Override
-    public boolean inCapsuleData() {
-        return false;
-    }
-
-    @Override
     public void addDestination(ByteBuffer destination, int offset, int length, DataRelease release) {
         destinations.add(new Destination(destination, offset, length, release));
     }
 
     @Override
-    public void receiveData(DataReceiver receiver) {
+    protected void transferData(DataReceiver receiver) {
         int at = 0;
         for (Destination d : destinations) {
             d.memory().put(d.offset(), hostBytes, at, d.length());
@@ -60,9 +55,9 @@ public class DirectPlacementRequest extends FakeRequest {
     }
 
     @Override
-    public void complete() {
+    protected void sendResponse() {
         releaseDestinations();
-        super.complete();
+        super.sendResponse();
     }
 
     private void releaseDestinations() {

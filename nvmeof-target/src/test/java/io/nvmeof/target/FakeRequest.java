@@ -2,8 +2,7 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.DataRelease;
-import io.nvmeof.core.spi.TargetRequest;
-import io.nvmeof.core.wire.CompletionQueueEntry;
+import io.nvmeof.core.spi.TargetRequestBase;
 import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import java.nio.ByteBuffer;
@@ -13,28 +12,20 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A {@link TargetRequest} of the in-JVM test transport: a 64-byte command, a 16-byte response, optional host-to-controller
+ * A target request ({@link TargetRequestBase}) of the in-JVM test transport: a 64-byte command, a 16-byte response, optional host-to-controller
  * data (heap or direct) and the controller-to-host segments the core adds. By default it copies the segments out and
  * releases them when the command completes, like a transport that has sent them; with {@link #holdData()} it keeps them
  * unreleased until {@link #releaseData()}, like a transport whose socket is slow.
  */
-public class FakeRequest implements TargetRequest {
-    public final ByteBuffer commandBuffer =
-            ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-    private final ByteBuffer responseBuffer =
-            ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-    private final SubmissionQueueEntry command = new SubmissionQueueEntry();
-    private final CompletionQueueEntry response = new CompletionQueueEntry();
+public class FakeRequest extends TargetRequestBase {
+    public final ByteBuffer commandBuffer = command().buffer();
     final CompletableFuture<FakeRequest> done = new CompletableFuture<>();
 
     private InJvmQueue queue;
     private ByteBuffer hostData;
-    private int dataLength;
-    private int transportStatus;
     private int dataStatus;
     private boolean asyncData;
     private boolean hold;
-    private boolean receiveCalled;
     private int added;
     private final List<Segment> segments = new ArrayList<>();
     private byte[] controllerData = new byte[0];
@@ -50,21 +41,20 @@ public class FakeRequest implements TargetRequest {
     }
 
     public FakeRequest() {
-        command.wrap(commandBuffer, 0);
-        response.wrap(responseBuffer, 0);
-        command.flags(SubmissionQueueEntry.FLAGS_SGL);
+        begin(); // the core holds it from the start; the test builds the command in place
+        command().flags(SubmissionQueueEntry.FLAGS_SGL);
     }
 
     // ---- building ----
 
     public SubmissionQueueEntry sqe() {
-        return command;
+        return command();
     }
 
     /** Controller-to-host (or no) data of {@code length} bytes: SGL 0x5A like the TCP host. */
     public FakeRequest expect(int length) {
-        this.dataLength = length;
-        command.sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, length);
+        super.dataLength(length);
+        command().sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, length);
         return this;
     }
 
@@ -74,8 +64,9 @@ public class FakeRequest implements TargetRequest {
                 .order(ByteOrder.LITTLE_ENDIAN);
         b.put(0, data);
         hostData = b;
-        dataLength = data.length;
-        command.sgl().set(SglDescriptor.ID_IN_CAPSULE, 0, data.length);
+        super.dataLength(data.length);
+        inCapsuleData(!asyncData);
+        command().sgl().set(SglDescriptor.ID_IN_CAPSULE, 0, data.length);
         return this;
     }
 
@@ -84,15 +75,17 @@ public class FakeRequest implements TargetRequest {
     }
 
     /** Overrides the SGL length the core sees. */
+    @Override
     public FakeRequest dataLength(int length) {
-        this.dataLength = length;
-        command.sgl().dataLength(length);
+        super.dataLength(length);
+        command().sgl().dataLength(length);
         return this;
     }
 
     /** Delivers the write data later, through the queue's executor, like an R2T/H2CData exchange. */
     public FakeRequest asyncData() {
         this.asyncData = true;
+        inCapsuleData(false);
         return this;
     }
 
@@ -101,8 +94,9 @@ public class FakeRequest implements TargetRequest {
         return this;
     }
 
+    @Override
     public FakeRequest transportStatus(int status) {
-        this.transportStatus = status;
+        super.transportStatus(status);
         return this;
     }
 
@@ -118,38 +112,9 @@ public class FakeRequest implements TargetRequest {
     // ---- TargetRequest ----
 
     @Override
-    public SubmissionQueueEntry command() {
-        return command;
-    }
-
-    @Override
-    public CompletionQueueEntry response() {
-        return response;
-    }
-
-    @Override
-    public int transportStatus() {
-        return transportStatus;
-    }
-
-    @Override
-    public int dataLength() {
-        return dataLength;
-    }
-
-    @Override
-    public boolean inCapsuleData() {
-        return hostData != null && !asyncData;
-    }
-
-    @Override
-    public void receiveData(DataReceiver receiver) {
-        if (receiveCalled) {
-            throw new AssertionError("receiveData called twice");
-        }
-        receiveCalled = true;
+    protected void transferData(DataReceiver receiver) {
         if (hostData == null) {
-            hostData = ByteBuffer.allocate(dataLength).order(ByteOrder.LITTLE_ENDIAN);
+            hostData = ByteBuffer.allocate(dataLength()).order(ByteOrder.LITTLE_ENDIAN);
         }
         if (asyncData) {
             queue.execute(() -> receiver.onData(this, dataStatus));
@@ -165,15 +130,16 @@ public class FakeRequest implements TargetRequest {
 
     @Override
     public void addData(ByteBuffer source, int offset, int length, DataRelease release) {
-        if (added + length > dataLength) {
-            throw new IllegalStateException("addData beyond the data length: " + (added + length) + " > " + dataLength);
+        if (added + length > dataLength()) {
+            throw new IllegalStateException(
+                    "addData beyond the data length: " + (added + length) + " > " + dataLength());
         }
         added += length;
         segments.add(new Segment(source, offset, length, release));
     }
 
     @Override
-    public void complete() {
+    protected void sendResponse() {
         if (++completions > 1) {
             throw new AssertionError("request completed twice");
         }
@@ -209,27 +175,27 @@ public class FakeRequest implements TargetRequest {
     }
 
     public int status() {
-        return response.status();
+        return response().status();
     }
 
     public int dw0() {
-        return response.dw0();
+        return response().dw0();
     }
 
     public int dw1() {
-        return response.dw1();
+        return response().dw1();
     }
 
     public long result64() {
-        return response.result64();
+        return response().result64();
     }
 
     public int sqhd() {
-        return response.sqhd();
+        return response().sqhd();
     }
 
     public int sqid() {
-        return response.sqid();
+        return response().sqid();
     }
 
     /** The controller-to-host data as the host would receive it. */
@@ -247,6 +213,6 @@ public class FakeRequest implements TargetRequest {
 
     @Override
     public String toString() {
-        return command + " -> " + response;
+        return command() + " -> " + response();
     }
 }

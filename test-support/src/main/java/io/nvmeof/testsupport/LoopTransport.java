@@ -13,7 +13,7 @@ import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.TargetListener;
-import io.nvmeof.core.spi.TargetRequest;
+import io.nvmeof.core.spi.TargetRequestBase;
 import io.nvmeof.core.spi.Transport;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SglDescriptor;
@@ -307,7 +307,7 @@ public final class LoopTransport implements Transport {
         /** Target thread → host thread: the response. */
         void respond(Request r) {
             ByteBuffer cqe = ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-            cqe.put(0, r.cqeBuffer, 0, CompletionQueueEntry.LENGTH);
+            cqe.put(0, r.response().buffer(), r.response().offset(), CompletionQueueEntry.LENGTH);
             try {
                 hostThread.execute(() -> {
                     if (hostClosed) {
@@ -446,34 +446,27 @@ public final class LoopTransport implements Transport {
     }
 
     /** One command as the target sees it: copies of the SQE and of host-to-controller data. */
-    private static final class Request implements TargetRequest {
+    private static final class Request extends TargetRequestBase {
         final Connection connection;
         final HostCommand host;
-        final ByteBuffer sqeBuffer =
-                ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
-        final ByteBuffer cqeBuffer =
-                ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
-        final CompletionQueueEntry cqe = new CompletionQueueEntry();
-        final int length;
-        final boolean toController;
-        final boolean inCapsule;
         ByteBuffer data;
         int produced;
 
         Request(Connection connection, HostCommand host) {
             this.connection = connection;
             this.host = host;
-            sqeBuffer.put(0, host.command().buffer(), host.command().offset(), SubmissionQueueEntry.LENGTH);
-            sqe.wrap(sqeBuffer, 0);
-            cqe.wrap(cqeBuffer, 0);
-            length = host.dataLength();
+            SubmissionQueueEntry sqe = command();
+            sqe.buffer().put(0, host.command().buffer(), host.command().offset(), SubmissionQueueEntry.LENGTH);
+            begin();
+            int length = host.dataLength();
             int opc = sqe.opcode();
-            toController = DataDirection.of(sqe) == DataDirection.HOST_TO_CONTROLLER;
+            boolean toController = DataDirection.of(sqe) == DataDirection.HOST_TO_CONTROLLER;
             // In-capsule like NVMe/TCP: fabrics and admin commands up to 8192 bytes, I/O up to the negotiated size.
             int limit =
                     opc == FabricsCommandType.OPCODE || connection.options.qid() == 0 ? 8192 : connection.maxInCapsule;
-            inCapsule = toController && length > 0 && length <= limit;
+            boolean inCapsule = toController && length > 0 && length <= limit;
+            dataLength(length);
+            inCapsuleData(inCapsule);
             sqe.sgl().set(inCapsule ? SglDescriptor.ID_IN_CAPSULE : SglDescriptor.ID_TCP_TRANSPORT, 0, length);
             if (toController && length > 0) {
                 data = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
@@ -482,32 +475,7 @@ public final class LoopTransport implements Transport {
         }
 
         @Override
-        public SubmissionQueueEntry command() {
-            return sqe;
-        }
-
-        @Override
-        public CompletionQueueEntry response() {
-            return cqe;
-        }
-
-        @Override
-        public int transportStatus() {
-            return 0;
-        }
-
-        @Override
-        public int dataLength() {
-            return length;
-        }
-
-        @Override
-        public boolean inCapsuleData() {
-            return inCapsule;
-        }
-
-        @Override
-        public void receiveData(DataReceiver receiver) {
+        protected void transferData(DataReceiver receiver) {
             receiver.onData(this, 0);
         }
 
@@ -519,8 +487,8 @@ public final class LoopTransport implements Transport {
         @Override
         public void addData(ByteBuffer source, int offset, int len, DataRelease release) {
             try {
-                if (produced + len > length) {
-                    throw new IllegalStateException("more data than the command's " + length + " bytes");
+                if (produced + len > dataLength()) {
+                    throw new IllegalStateException("more data than the command's " + dataLength() + " bytes");
                 }
                 // Like an RDMA Write: straight into the host's buffer.
                 host.dataBuffer().put(host.dataOffset() + produced, source, offset, len);
@@ -531,8 +499,7 @@ public final class LoopTransport implements Transport {
         }
 
         @Override
-        public void complete() {
-            cqe.cid(sqe.cid());
+        protected void sendResponse() {
             connection.respond(this);
         }
     }

@@ -34,7 +34,7 @@ public enum FabricsCommandType {
         return DataDirection.of(code);
     }
 
-    /** The type for {@code code}, or null if unknown. */
+    /** The type for {@code code}, or null if it is not one of these. Allocation-free. */
     public static FabricsCommandType of(int code) {
         return BY_CODE[code & 0xFF];
     }

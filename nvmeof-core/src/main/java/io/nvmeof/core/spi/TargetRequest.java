@@ -15,6 +15,9 @@ import java.nio.ByteBuffer;
  *                  ─► [req.addData(...)]*                                           controller→host data
  *                  ─► req.response().dw0(..)/status(..) ─► req.complete()
  * </pre>
+ *
+ * <p>Every transport implements it by extending {@link TargetRequestBase}, which holds what they share (the SQE and
+ * CQE, the data description, the slot's state and the once-only rules of {@code receiveData} and {@code complete}).
  */
 public interface TargetRequest {
     /** The command. Valid until {@link #complete()}. */

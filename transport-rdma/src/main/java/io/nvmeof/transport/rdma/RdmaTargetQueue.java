@@ -1,6 +1,5 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.PortInfo;
@@ -254,7 +253,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         if (r.sendPending) {
             finishSend(r); // the host saw that response, so the Writes and Send before it are done
         }
-        if (r.state != RdmaTargetRequest.State.FREE) {
+        if (r.state() != RdmaTargetRequest.State.FREE) {
             fault(new IOException("RDMA queue " + qid + ": a command arrived in receive buffer " + r.index
                     + " that is still in use"));
             return;
@@ -265,10 +264,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             return;
         }
         r.reset();
-        r.state = RdmaTargetRequest.State.WITH_CORE;
-        r.cid = r.sqe.cid();
-        r.cqe.clear();
-        r.cqe.cid(r.cid);
+        r.begin();
         classify(r, length - SubmissionQueueEntry.LENGTH);
         core.onCommand(r);
     }
@@ -280,16 +276,15 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
      * Length Invalid), any other type → SGL Descriptor Type Invalid; all with DNR.
      */
     private void classify(RdmaTargetRequest r, int inCapsuleBytes) {
-        SubmissionQueueEntry sqe = r.sqe;
+        SubmissionQueueEntry sqe = r.command();
         SglDescriptor sgl = sqe.sgl();
         int type = sgl.type();
         int subtype = sgl.subtype();
-        r.hostToController = DataDirection.of(sqe).hostToController();
         if (type == SglDescriptor.TYPE_KEYED_DATA_BLOCK) {
             int length = sgl.keyedLength();
-            r.dataLength = length;
+            r.dataLength(length);
             if (subtype != SglDescriptor.SUBTYPE_ADDRESS && subtype != SglDescriptor.SUBTYPE_INVALIDATE) {
-                r.transportStatus = Status.dnr(Status.INVALID_FIELD);
+                r.transportStatus(Status.dnr(Status.INVALID_FIELD));
                 return;
             }
             r.keyed = length > 0;
@@ -297,27 +292,27 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             r.rkey = sgl.key();
             r.invalidate = subtype == SglDescriptor.SUBTYPE_INVALIDATE;
             if (length > RdmaTransport.MAX_TRANSFER) {
-                r.transportStatus = Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
+                r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             }
         } else if (type == SglDescriptor.TYPE_DATA_BLOCK) {
             if (subtype != SglDescriptor.SUBTYPE_OFFSET) {
-                r.transportStatus = Status.dnr(Status.INVALID_FIELD);
+                r.transportStatus(Status.dnr(Status.INVALID_FIELD));
                 return;
             }
             long length = sgl.dataLength();
             long offset = sgl.address();
-            r.dataLength = (int) Math.min(length, Integer.MAX_VALUE);
+            r.dataLength((int) Math.min(length, Integer.MAX_VALUE));
             if (length == 0) {
                 return;
             }
-            r.inCapsule = true;
-            if (!r.hostToController) {
-                r.transportStatus = Status.dnr(Status.INVALID_FIELD); // nvmet: in-capsule data on a read
+            r.inCapsuleData(true);
+            if (!r.hostToController()) {
+                r.transportStatus(Status.dnr(Status.INVALID_FIELD)); // nvmet: in-capsule data on a read
             } else if (offset < 0 || offset + length > inCapsuleSize) {
-                r.transportStatus =
-                        Status.dnr(Status.SGL_OFFSET_INVALID); // 0 on the admin queue (nvmeof-protocol.md §6.4)
+                r.transportStatus(
+                        Status.dnr(Status.SGL_OFFSET_INVALID)); // 0 on the admin queue (nvmeof-protocol.md §6.4)
             } else if (offset + length > inCapsuleBytes) {
-                r.transportStatus = Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
+                r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             } else if (offset == 0) {
                 r.dataView = r.inCapsuleView; // in place in the receive buffer, until complete()
             } else {
@@ -326,7 +321,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
                 r.dataView = r.dataBuffer.view;
             }
         } else {
-            r.transportStatus = Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID);
+            r.transportStatus(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID));
         }
     }
 
@@ -335,18 +330,18 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         if (closed) {
             return;
         }
-        if (r.transportStatus != 0) {
-            receiver.onData(r, r.transportStatus);
+        if (r.transportStatus() != 0) {
+            receiver.onData(r, r.transportStatus());
             return;
         }
-        if (!r.keyed || r.inCapsule || !r.hostToController) {
+        if (!r.keyed || r.inCapsuleData() || !r.hostToController()) {
             receiver.onData(r, 0);
             return;
         }
         if (r.destinations) {
-            if (r.segBytes != r.dataLength) {
+            if (r.segBytes != r.dataLength()) {
                 throw new IllegalStateException(
-                        "destinations cover " + r.segBytes + " of " + r.dataLength + " bytes (CID " + r.cid + ")");
+                        "destinations cover " + r.segBytes + " of " + r.dataLength() + " bytes (CID " + r.cid() + ")");
             }
             for (int i = 0; i < r.segCount; i++) {
                 if (r.segRegion[i] == null) {
@@ -355,16 +350,15 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             }
         } else {
             try {
-                r.dataBuffer = pool.take(r.dataLength);
+                r.dataBuffer = pool.take(r.dataLength());
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "no buffer for " + r.dataLength + " bytes of write data: " + e);
+                LOG.log(Level.WARNING, "no buffer for " + r.dataLength() + " bytes of write data: " + e);
                 receiver.onData(r, Status.INTERNAL_ERROR);
                 return;
             }
             r.dataView = r.dataBuffer.view;
         }
-        r.receiver = receiver;
-        r.state = RdmaTargetRequest.State.READING;
+        r.receivingData(receiver);
         r.nextRead = 0;
         r.readsOutstanding = 0;
         r.readBytes = 0;
@@ -385,7 +379,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             if (!r.destinations) {
                 region = r.dataBuffer.region;
                 offset = r.dataBuffer.regionOffset;
-                length = r.dataLength;
+                length = r.dataLength();
             } else if (r.segBounce[i] != null) {
                 region = r.segBounce[i].region;
                 offset = r.segBounce[i].regionOffset;
@@ -414,7 +408,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         readsInFlight--;
         r.readsOutstanding--;
         int pieces = r.destinations ? r.segCount : 1;
-        if (r.state == RdmaTargetRequest.State.READING && r.nextRead == pieces && r.readsOutstanding == 0) {
+        if (r.state() == RdmaTargetRequest.State.RECEIVING_DATA && r.nextRead == pieces && r.readsOutstanding == 0) {
             if (r.destinations) {
                 for (int i = 0; i < r.segCount; i++) {
                     RegisteredBufferPool.Buffer b = r.segBounce[i];
@@ -428,12 +422,9 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
                     }
                 }
             } else {
-                listener.copied(r.dataLength); // the core copies it out of data()
+                listener.copied(r.dataLength()); // the core copies it out of data()
             }
-            r.state = RdmaTargetRequest.State.WITH_CORE;
-            DataReceiver receiver = r.receiver;
-            r.receiver = null;
-            receiver.onData(r, 0);
+            r.dataReceived().onData(r, 0);
         }
         pumpReads();
     }
@@ -443,14 +434,14 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         if (closed) {
             r.releaseSegments(pool);
             r.releaseData(pool);
-            r.state = RdmaTargetRequest.State.DEAD;
+            r.state(RdmaTargetRequest.State.DEAD);
             return;
         }
-        int status = r.cqe.status();
+        int status = r.response().status();
         int wrs = 0;
         if (r.destinations || r.segCount == 0) {
             r.releaseSegments(pool); // destinations: the reads are done (or never happened)
-        } else if (Status.isSuccess(status) && r.keyed && !r.hostToController) {
+        } else if (Status.isSuccess(status) && r.keyed && !r.hostToController()) {
             wrs = postWrites(r);
             if (wrs < 0) {
                 return;
@@ -469,7 +460,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         boolean posted = r.invalidate && r.keyed
                 ? qp.postSendWithInvalidate(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, r.rkey, true)
                 : qp.postSend(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, true);
-        r.state = RdmaTargetRequest.State.FREE;
+        r.state(RdmaTargetRequest.State.FREE);
         r.sendPending = true;
         r.sendWrs = wrs + 1;
         if (!posted) {
@@ -557,7 +548,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             r.releaseSegments(pool);
             r.releaseData(pool);
             r.sendPending = false;
-            r.state = RdmaTargetRequest.State.DEAD;
+            r.state(RdmaTargetRequest.State.DEAD);
         }
         tasks.clear();
         freeRegions();

@@ -2,7 +2,7 @@ package io.nvmeof.transport.rdma;
 
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.DataRelease;
-import io.nvmeof.core.spi.TargetRequest;
+import io.nvmeof.core.spi.TargetRequestBase;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -12,50 +12,34 @@ import java.nio.ByteOrder;
 /**
  * One command slot of an NVMe/RDMA target queue, tied to receive buffer {@link #index} (the RDMA wr_id): the SQE is
  * read in place from that buffer, the CQE written in place in the registered response region, and the buffer is
- * re-posted just before the response Send (nvmeof-protocol.md §6.2). All methods run on the queue's thread.
+ * re-posted just before the response Send (nvmeof-protocol.md §6.2). The command, response, data description and
+ * state are the shared {@link TargetRequestBase}; this class adds the keyed SGL, the write-data buffer and the segments
+ * for RDMA Writes and Reads. All methods run on the queue's thread.
  *
  * <pre>
- *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; READING --last RDMA Read--&gt; WITH_CORE
- *                                              |                                                             |
- *                                              +------------------------ complete() -------------------------+--&gt; FREE
+ *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; RECEIVING_DATA --last RDMA Read--&gt; WITH_CORE
+ *                                              |                                                                    |
+ *                                              +---------------------------- complete() ----------------------------+--&gt; FREE
  * </pre>
+ * DEAD: the queue closed while the core held the slot; a late complete() is ignored.
  * After complete() the slot may still be "send pending": the segments the RDMA Writes read from, and the bounce
  * buffers, are released when the response Send completes, or when the host's next command lands in this buffer (the
  * host saw the response, so the Writes before it are done).
  */
-final class RdmaTargetRequest implements TargetRequest {
-    enum State {
-        FREE,
-        WITH_CORE,
-        READING,
-        DEAD
-    }
-
-    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN);
-
+final class RdmaTargetRequest extends TargetRequestBase {
     final int index;
     final RdmaTargetQueue queue;
-    final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
-    final CompletionQueueEntry cqe = new CompletionQueueEntry();
     /** The receive buffer's in-capsule data, from byte 64 (a view made once). */
     final ByteBuffer inCapsuleView;
 
-    State state = State.FREE;
-    int cid;
-    int transportStatus;
-    int dataLength;
-    boolean inCapsule;
     boolean keyed;
     boolean invalidate;
     long remoteAddress;
     int rkey;
-    boolean hostToController;
     /** Write data in a bounce buffer (no direct placement) or an in-capsule copy at a non-zero offset. */
     RegisteredBufferPool.Buffer dataBuffer;
 
     ByteBuffer dataView;
-    boolean dataRequested;
-    DataReceiver receiver;
 
     // Segments: controller→host data (addData) or host→controller destinations (addDestination). Parallel arrays.
     ByteBuffer[] segMemory = new ByteBuffer[12];
@@ -84,10 +68,9 @@ final class RdmaTargetRequest implements TargetRequest {
     int sendWrs;
 
     RdmaTargetRequest(int index, RdmaTargetQueue queue, ByteBuffer recvRegion, int recvSize, ByteBuffer rspRegion) {
+        super(recvRegion, index * recvSize, rspRegion, index * CompletionQueueEntry.LENGTH);
         this.index = index;
         this.queue = queue;
-        sqe.wrap(recvRegion, index * recvSize);
-        cqe.wrap(rspRegion, index * CompletionQueueEntry.LENGTH);
         int icd = recvSize - SubmissionQueueEntry.LENGTH;
         inCapsuleView = icd > 0
                 ? recvRegion
@@ -100,63 +83,35 @@ final class RdmaTargetRequest implements TargetRequest {
     }
 
     @Override
-    public SubmissionQueueEntry command() {
-        return sqe;
-    }
-
-    @Override
-    public CompletionQueueEntry response() {
-        return cqe;
-    }
-
-    @Override
-    public int transportStatus() {
-        return transportStatus;
-    }
-
-    @Override
-    public int dataLength() {
-        return dataLength;
-    }
-
-    @Override
-    public boolean inCapsuleData() {
-        return inCapsule;
-    }
-
-    @Override
     public boolean directDataPlacement() {
-        return keyed && hostToController && transportStatus == 0 && dataLength > 0 && queue.zeroCopy();
+        return keyed && hostToController() && transportStatus() == 0 && dataLength() > 0 && queue.zeroCopy();
     }
 
     @Override
     public void addDestination(ByteBuffer destination, int offset, int length, DataRelease release) {
         DataRelease r = release == null ? DataRelease.NONE : release;
-        if (!directDataPlacement() || state != State.WITH_CORE || dataRequested || (segCount > 0 && !destinations)) {
+        if (!directDataPlacement()
+                || state() != State.WITH_CORE
+                || dataRequested()
+                || (segCount > 0 && !destinations)) {
             r.release();
-            throw new IllegalStateException("addDestination not allowed now (CID " + cid + ", state " + state + ")");
+            throw new IllegalStateException(
+                    "addDestination not allowed now (CID " + cid() + ", state " + state() + ")");
         }
         if (length < 0
-                || (long) segBytes + length > dataLength
+                || (long) segBytes + length > dataLength()
                 || offset < 0
                 || offset > destination.capacity() - length) {
             r.release();
             throw new IllegalArgumentException("addDestination of " + length + " bytes at " + offset + " after "
-                    + segBytes + " of " + dataLength + " (CID " + cid + ")");
+                    + segBytes + " of " + dataLength() + " (CID " + cid() + ")");
         }
         destinations = true;
         addSegment(destination, offset, length, r);
     }
 
     @Override
-    public void receiveData(DataReceiver receiver) {
-        if (state != State.WITH_CORE) {
-            throw new IllegalStateException("receiveData on a request in state " + state + " (CID " + cid + ")");
-        }
-        if (dataRequested) {
-            throw new IllegalStateException("receiveData called twice for CID " + cid);
-        }
-        dataRequested = true;
+    protected void transferData(DataReceiver receiver) {
         queue.receiveData(this, receiver);
     }
 
@@ -168,14 +123,17 @@ final class RdmaTargetRequest implements TargetRequest {
     @Override
     public void addData(ByteBuffer source, int offset, int length, DataRelease release) {
         DataRelease r = release == null ? DataRelease.NONE : release;
-        if (state != State.WITH_CORE || destinations) {
+        if (state() != State.WITH_CORE || destinations) {
             r.release();
-            throw new IllegalStateException("addData on a request in state " + state + " (CID " + cid + ")");
+            throw new IllegalStateException("addData on a request in state " + state() + " (CID " + cid() + ")");
         }
-        if (length < 0 || (long) segBytes + length > dataLength || offset < 0 || offset > source.capacity() - length) {
+        if (length < 0
+                || (long) segBytes + length > dataLength()
+                || offset < 0
+                || offset > source.capacity() - length) {
             r.release();
             throw new IllegalArgumentException("addData of " + length + " bytes at " + offset + " after " + segBytes
-                    + " exceeds the command's data length " + dataLength + " (CID " + cid + ")");
+                    + " exceeds the command's data length " + dataLength() + " (CID " + cid() + ")");
         }
         if (length == 0 || !queue.isOpen()) {
             r.release();
@@ -209,14 +167,7 @@ final class RdmaTargetRequest implements TargetRequest {
     }
 
     @Override
-    public void complete() {
-        if (state == State.DEAD) {
-            return; // the queue closed while the core held it: everything was released then
-        }
-        if (state != State.WITH_CORE) {
-            throw new IllegalStateException("complete() on a request in state " + state + " (CID " + cid
-                    + "): the core must not touch a request after complete() or while its data is arriving");
-        }
+    protected void sendResponse() {
         queue.complete(this);
     }
 
@@ -258,24 +209,18 @@ final class RdmaTargetRequest implements TargetRequest {
         dataView = null;
     }
 
-    /** Ready for a new command in this slot (the previous response's resources already released). */
+    /** Ready for a new command in this slot (the previous response's resources already released); then begin(). */
     void reset() {
-        transportStatus = 0;
-        dataLength = 0;
-        inCapsule = false;
         keyed = false;
         invalidate = false;
         remoteAddress = 0;
         rkey = 0;
-        hostToController = false;
-        dataRequested = false;
-        receiver = null;
         nextRead = 0;
         readsOutstanding = 0;
     }
 
     @Override
     public String toString() {
-        return "RdmaTargetRequest[slot=" + index + " cid=" + cid + " state=" + state + " len=" + dataLength + "]";
+        return "RdmaTargetRequest[slot=" + index + " cid=" + cid() + " state=" + state() + " len=" + dataLength() + "]";
     }
 }

@@ -15,7 +15,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.util.ReferenceCountUtil;
-import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
@@ -278,9 +277,9 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         // Drop what the core still held: each write buffer back (and freed), each unsent segment released once.
         for (int i = 0; i < slotCount; i++) {
             TcpTargetRequest r = slots[i];
-            if (r.state != TcpTargetRequest.State.FREE) {
+            if (r.state() != TcpTargetRequest.State.FREE) {
                 r.recycle(dataPool);
-                r.state = TcpTargetRequest.State.WITH_CORE; // so a late complete() is tolerated, not reused
+                r.state(TcpTargetRequest.State.WITH_CORE); // so a late complete() is tolerated, not reused
             }
         }
         if (dataPool != null) {
@@ -329,13 +328,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
         ByteBuf buf = pdu.buffer();
         buf.getBytes(CapsuleCmdPdu.SQE_OFFSET, r.sqeBuffer().clear());
-        SubmissionQueueEntry sqe = r.command();
-        CompletionQueueEntry cqe = r.response();
-        cqe.clear();
-        r.cid = sqe.cid();
-        cqe.cid(r.cid);
-        r.state = TcpTargetRequest.State.WITH_CORE;
-        classifyData(r, sqe, pdu);
+        r.begin();
+        classifyData(r, r.command(), pdu);
         core.onCommand(r);
     }
 
@@ -350,11 +344,11 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         long length = sgl.dataLength();
         int inCapsuleBytes = pdu.dataLength();
         boolean fabrics = sqe.opcode() == FabricsCommandType.OPCODE;
-        boolean hostToController = DataDirection.of(sqe).hostToController();
-        r.dataLength = (int) Math.min(length, Integer.MAX_VALUE);
+        boolean hostToController = r.hostToController();
+        r.dataLength((int) Math.min(length, Integer.MAX_VALUE));
 
         if (inCapsuleBytes > 0 || (id == SglDescriptor.ID_IN_CAPSULE && length > 0)) {
-            r.inCapsule = true;
+            r.inCapsuleData(true);
             int limit =
                     fabrics || qid <= 0 ? NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE : options.inCapsuleDataSize();
             int status;
@@ -375,7 +369,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             } else {
                 status = 0;
             }
-            r.transportStatus = status;
+            r.transportStatus(status);
             if (status == 0) {
                 r.data = dataPool.take(inCapsuleBytes);
                 r.data.buf.setBytes(0, pdu.buffer(), pdu.dataIndex(), inCapsuleBytes);
@@ -383,10 +377,10 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         } else if (id == SglDescriptor.ID_TCP_TRANSPORT || id == SglDescriptor.ID_IN_CAPSULE) {
             // 0x5A: data in C2HData/H2CData PDUs (LENGTH 0: no data). 0x01 with LENGTH 0: no data either.
             if (length > MAX_TRANSFER_LENGTH) {
-                r.transportStatus = Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
+                r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             }
         } else {
-            r.transportStatus = Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID);
+            r.transportStatus(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID));
         }
     }
 
@@ -395,29 +389,28 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         if (closed) {
             return; // onClose follows or came; the core must not expect a callback
         }
-        if (r.transportStatus != 0) {
-            receiver.onData(r, r.transportStatus);
+        if (r.transportStatus() != 0) {
+            receiver.onData(r, r.transportStatus());
             return;
         }
-        if (r.inCapsule || r.dataLength == 0) {
+        if (r.inCapsuleData() || r.dataLength() == 0) {
             receiver.onData(r, 0);
             return;
         }
         try {
-            r.data = dataPool.take(r.dataLength);
+            r.data = dataPool.take(r.dataLength());
         } catch (OutOfMemoryError e) {
-            LOG.log(System.Logger.Level.WARNING, "no buffer for " + r.dataLength + " bytes of write data: " + e);
+            LOG.log(System.Logger.Level.WARNING, "no buffer for " + r.dataLength() + " bytes of write data: " + e);
             receiver.onData(r, Status.INTERNAL_ERROR);
             return;
         }
-        r.receiver = receiver;
         r.received = 0;
-        r.state = TcpTargetRequest.State.AWAITING_DATA;
+        r.receivingData(receiver);
         // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md
         // §5.10).
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         ByteBuf out = ctx.alloc().directBuffer(R2tPdu.HLEN + hd);
-        r2t.wrap(out, 0).set(headerDigest, r.cid, r.index, 0, r.dataLength);
+        r2t.wrap(out, 0).set(headerDigest, r.cid(), r.index, 0, r.dataLength());
         finishHeader(out, R2tPdu.HLEN);
         ctx.write(out, ctx.voidPromise());
         scheduleFlush();
@@ -427,7 +420,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private void onH2cData(NvmeTcpPdu pdu) {
         H2cDataPdu h = h2cData.wrap(pdu.buffer(), 0);
         int ttag = h.ttag();
-        if (ttag >= slotCount || slots[ttag].state != TcpTargetRequest.State.AWAITING_DATA) {
+        if (ttag >= slotCount || slots[ttag].state() != TcpTargetRequest.State.RECEIVING_DATA) {
             fault(
                     pdu,
                     FES_INVALID_HEADER_FIELD,
@@ -436,12 +429,12 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             return;
         }
         TcpTargetRequest r = slots[ttag];
-        if (h.cccid() != r.cid) {
+        if (h.cccid() != r.cid()) {
             fault(
                     pdu,
                     FES_INVALID_HEADER_FIELD,
                     H2cDataPdu.CCCID_OFFSET,
-                    "H2CData CCCID " + h.cccid() + " but TTAG " + ttag + " belongs to CID " + r.cid);
+                    "H2CData CCCID " + h.cccid() + " but TTAG " + ttag + " belongs to CID " + r.cid());
             return;
         }
         long datao = h.datao();
@@ -451,26 +444,26 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                     pdu,
                     FES_INVALID_HEADER_FIELD,
                     H2cDataPdu.DATAO_OFFSET,
-                    "H2CData DATAO " + datao + " but " + r.received + " bytes received so far (CID " + r.cid + ")");
+                    "H2CData DATAO " + datao + " but " + r.received + " bytes received so far (CID " + r.cid() + ")");
             return;
         }
         long end = datao + datal;
-        if (end > r.dataLength) {
+        if (end > r.dataLength()) {
             fault(
                     pdu,
                     FES_DATA_OUT_OF_RANGE,
                     0,
-                    "H2CData [" + datao + ", " + end + ") beyond the " + r.dataLength + " bytes of CID " + r.cid);
+                    "H2CData [" + datao + ", " + end + ") beyond the " + r.dataLength() + " bytes of CID " + r.cid());
             return;
         }
-        boolean last = end == r.dataLength;
+        boolean last = end == r.dataLength();
         if (pdu.hasFlag(FLAG_LAST_PDU) != last) {
             fault(
                     pdu,
                     FES_INVALID_HEADER_FIELD,
                     PduHeader.FLAGS_OFFSET,
-                    "H2CData ending at " + end + " of " + r.dataLength + (last ? " without" : " with")
-                            + " LAST_PDU (CID " + r.cid + ")");
+                    "H2CData ending at " + end + " of " + r.dataLength() + (last ? " without" : " with")
+                            + " LAST_PDU (CID " + r.cid() + ")");
             return;
         }
         if (pdu.dataDigestValid()) {
@@ -481,10 +474,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
         r.received = (int) end;
         if (last) {
-            DataReceiver receiver = r.receiver;
-            r.receiver = null;
-            r.state = TcpTargetRequest.State.WITH_CORE;
-            receiver.onData(r, r.dataDigestError ? Status.DATA_TRANSFER_ERROR : 0);
+            r.dataReceived().onData(r, r.dataDigestError ? Status.DATA_TRANSFER_ERROR : 0);
         }
     }
 
@@ -508,7 +498,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     void complete(TcpTargetRequest r) {
         if (closed) {
             r.recycle(dataPool);
-            r.state = TcpTargetRequest.State.WITH_CORE; // dropped with the queue; never reused
+            r.state(TcpTargetRequest.State.WITH_CORE); // dropped with the queue; never reused
             return;
         }
         CompletionQueueEntry cqe = r.response();
@@ -525,7 +515,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                             headerDigest,
                             dataDigest,
                             FLAG_LAST_PDU | (success ? FLAG_SUCCESS : 0),
-                            r.cid,
+                            r.cid(),
                             0,
                             r.segmentBytes);
             finishHeader(header, C2hDataPdu.HLEN);

@@ -2,42 +2,26 @@ package io.nvmeof.transport.tcp;
 
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.DataRelease;
-import io.nvmeof.core.spi.TargetRequest;
-import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.SubmissionQueueEntry;
+import io.nvmeof.core.spi.TargetRequestBase;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 
 /**
  * One reusable command slot of an NVMe/TCP target connection; its index is the R2T transfer tag (TTAG, nvmeof-protocol.md §5.10).
- * Slots are created lazily up to the queue's limit and then only recycled through the connection's free list, so the
- * command path allocates nothing. Every method runs on the connection's event loop.
+ * The command, response, data description and state are the shared {@link TargetRequestBase}; this class adds where
+ * the write data lives (a pooled buffer) and the controller-to-host segments waiting for C2HData. Slots are created
+ * lazily up to the queue's limit and then only recycled through the connection's free list, so the command path
+ * allocates nothing. Every method runs on the connection's event loop.
  *
  * <pre>
- *  FREE --capsule--&gt; WITH_CORE --receiveData (not in-capsule)--&gt; AWAITING_DATA --last H2CData--&gt; WITH_CORE
- *                        |                                                                             |
- *                        +------------------------------ complete() ----------------------------------+--&gt; FREE
+ *  FREE --capsule--&gt; WITH_CORE --receiveData (not in-capsule)--&gt; RECEIVING_DATA --last H2CData--&gt; WITH_CORE
+ *                        |                                                                              |
+ *                        +------------------------------- complete() ----------------------------------+--&gt; FREE
  * </pre>
  */
-final class TcpTargetRequest implements TargetRequest {
-    enum State {
-        FREE,
-        WITH_CORE,
-        AWAITING_DATA
-    }
-
-    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).order(ByteOrder.LITTLE_ENDIAN);
-
+final class TcpTargetRequest extends TargetRequestBase {
     final int index;
     private final NvmeTcpTargetHandler connection;
-    private final SubmissionQueueEntry sqe = new SubmissionQueueEntry();
-    private final CompletionQueueEntry cqe = new CompletionQueueEntry();
 
-    State state = State.FREE;
-    int cid;
-    int transportStatus;
-    int dataLength;
-    boolean inCapsule;
     /** Host-to-controller data, or null. */
     DataBufferPool.Entry data;
     /** H2CData bytes received so far (DATAO of the next one, nvmeof-protocol.md §5.10). */
@@ -45,8 +29,6 @@ final class TcpTargetRequest implements TargetRequest {
     /** A data digest failed on one of this command's H2CData PDUs (nvmeof-protocol.md §5.8). */
     boolean dataDigestError;
 
-    DataReceiver receiver;
-    boolean dataRequested;
     /** Controller-to-host segments added and not yet sent. */
     SegmentByteBuf[] segments = new SegmentByteBuf[4];
 
@@ -56,47 +38,15 @@ final class TcpTargetRequest implements TargetRequest {
     TcpTargetRequest(int index, NvmeTcpTargetHandler connection) {
         this.index = index;
         this.connection = connection;
-        sqe.wrap(ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN), 0);
-        cqe.wrap(ByteBuffer.allocate(CompletionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN), 0);
     }
 
     /** The SQE's backing buffer, for the handler to copy a capsule's SQE into. */
     ByteBuffer sqeBuffer() {
-        return sqe.buffer();
+        return command().buffer();
     }
 
     @Override
-    public SubmissionQueueEntry command() {
-        return sqe;
-    }
-
-    @Override
-    public CompletionQueueEntry response() {
-        return cqe;
-    }
-
-    @Override
-    public int transportStatus() {
-        return transportStatus;
-    }
-
-    @Override
-    public int dataLength() {
-        return dataLength;
-    }
-
-    @Override
-    public boolean inCapsuleData() {
-        return inCapsule;
-    }
-
-    @Override
-    public void receiveData(DataReceiver receiver) {
-        checkWithCore("receiveData");
-        if (dataRequested) {
-            throw new IllegalStateException("receiveData called twice for CID " + cid);
-        }
-        dataRequested = true;
+    protected void transferData(DataReceiver receiver) {
         connection.receiveData(this, receiver);
     }
 
@@ -108,14 +58,14 @@ final class TcpTargetRequest implements TargetRequest {
     @Override
     public void addData(ByteBuffer source, int offset, int length, DataRelease release) {
         DataRelease r = release == null ? DataRelease.NONE : release;
-        if (state != State.WITH_CORE) {
+        if (state() != State.WITH_CORE) {
             r.release();
-            throw new IllegalStateException("addData on a request in state " + state + " (CID " + cid + ")");
+            throw new IllegalStateException("addData on a request in state " + state() + " (CID " + cid() + ")");
         }
-        if (length < 0 || (long) segmentBytes + length > dataLength) {
+        if (length < 0 || (long) segmentBytes + length > dataLength()) {
             r.release();
             throw new IllegalArgumentException("addData of " + length + " bytes after " + segmentBytes
-                    + " exceeds the command's data length " + dataLength + " (CID " + cid + ")");
+                    + " exceeds the command's data length " + dataLength() + " (CID " + cid() + ")");
         }
         if (length == 0 || !connection.isOpen()) {
             r.release();
@@ -138,19 +88,8 @@ final class TcpTargetRequest implements TargetRequest {
     }
 
     @Override
-    public void complete() {
-        if (state == State.AWAITING_DATA) {
-            throw new IllegalStateException("complete() while H2CData is still arriving for CID " + cid);
-        }
-        checkWithCore("complete");
+    protected void sendResponse() {
         connection.complete(this);
-    }
-
-    private void checkWithCore(String what) {
-        if (state != State.WITH_CORE) {
-            throw new IllegalStateException(what + " on a request in state " + state + " (CID " + cid
-                    + "): the core must not touch a request after complete()");
-        }
     }
 
     /** Releases the segments that were added but will not be sent (each DataRelease exactly once). */
@@ -171,18 +110,14 @@ final class TcpTargetRequest implements TargetRequest {
             pool.giveBack(data);
             data = null;
         }
-        receiver = null;
-        dataRequested = false;
+        clearCommand();
         received = 0;
         dataDigestError = false;
-        transportStatus = 0;
-        dataLength = 0;
-        inCapsule = false;
-        state = State.FREE;
+        state(State.FREE);
     }
 
     @Override
     public String toString() {
-        return "TcpTargetRequest[ttag=" + index + " cid=" + cid + " state=" + state + " len=" + dataLength + "]";
+        return "TcpTargetRequest[ttag=" + index + " cid=" + cid() + " state=" + state() + " len=" + dataLength() + "]";
     }
 }

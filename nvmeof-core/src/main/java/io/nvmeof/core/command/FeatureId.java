@@ -1,0 +1,37 @@
+package io.nvmeof.core.command;
+
+/**
+ * Feature Identifiers (FID, CDW10 bits 7:0 of Set Features and Get Features) that our controllers answer
+ * (nvmeof-protocol.md §3.4). Any other FID is not one of these: {@link #of(int)} returns null.
+ */
+public enum FeatureId {
+    VOLATILE_WRITE_CACHE(0x06),
+    NUMBER_OF_QUEUES(0x07),
+    ASYNC_EVENT_CONFIGURATION(0x0B),
+    KEEP_ALIVE_TIMER(0x0F),
+    /** Host Identifier: on fabrics it comes from Connect, so Set Features of it is a Command Sequence Error. */
+    HOST_IDENTIFIER(0x81);
+
+    private static final FeatureId[] BY_CODE = new FeatureId[256];
+
+    static {
+        for (FeatureId f : values()) {
+            BY_CODE[f.code] = f;
+        }
+    }
+
+    private final int code;
+
+    FeatureId(int code) {
+        this.code = code;
+    }
+
+    public int code() {
+        return code;
+    }
+
+    /** The feature for {@code code} (its low 8 bits), or null if it is not one of these. Allocation-free. */
+    public static FeatureId of(int code) {
+        return BY_CODE[code & 0xFF];
+    }
+}

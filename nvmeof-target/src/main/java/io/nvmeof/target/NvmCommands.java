@@ -1,0 +1,223 @@
+package io.nvmeof.target;
+
+import io.nvmeof.core.command.NvmOpcode;
+import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.TargetRequest;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+import io.nvmeof.target.namespace.RamNamespace;
+import java.nio.ByteBuffer;
+
+/**
+ * The NVM command set I/O commands of one I/O queue (nvmeof-protocol.md §4): Read, Write, Compare, Flush, Write
+ * Zeroes and Dataset Management on the queue's subsystem's RAM namespaces. Owned by its {@link QueueSession}, used
+ * only on that queue's thread; it completes every command through the session, and the session is the
+ * {@code DataReceiver} that brings write data back here ({@link #dataReceived}).
+ *
+ * <p>This is the I/O path: it takes no lock and allocates nothing. The namespace lookup is a volatile array read, the
+ * checks are arithmetic, and data moves between the transport's buffers and namespace chunks directly.
+ */
+final class NvmCommands {
+    /** Write Zeroes CDW12 bit 25: DEAC (nvmeof-protocol.md §4.4). Dataset Management CDW11 bit 2: AD (nvmeof-protocol.md §4.5). */
+    private static final int WRITE_ZEROES_DEAC = 1 << 25;
+
+    private static final int DSM_AD = 1 << 2;
+    /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
+    private static final int DSM_RANGE = 16;
+
+    private final QueueSession session;
+
+    NvmCommands(QueueSession session) {
+        this.session = session;
+    }
+
+    /** An NVM command on this I/O queue: checks it, then runs it or asks for its data. */
+    void execute(TargetRequest request, SubmissionQueueEntry c) {
+        NvmOpcode opcode = NvmOpcode.of(c.opcode());
+        int nsid = c.nsid();
+        RamNamespace ns = session.subsystem().namespace(nsid);
+        if (ns == null) {
+            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
+            session.complete(
+                    request,
+                    opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF
+                            ? Status.SUCCESS
+                            : Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        if (opcode == null) {
+            session.complete(request, Status.dnr(Status.INVALID_OPCODE));
+            return;
+        }
+        switch (opcode) {
+            case READ: {
+                int status = checkTransfer(request, c, ns);
+                if (status != Status.SUCCESS) {
+                    session.complete(request, status);
+                    return;
+                }
+                ns.read(request, c.slba() << ns.blockShift(), request.dataLength());
+                session.complete(request, Status.SUCCESS);
+                return;
+            }
+            case WRITE: {
+                int status =
+                        ns.readOnly() ? Status.dnr(Status.NAMESPACE_WRITE_PROTECTED) : checkTransfer(request, c, ns);
+                if (status != Status.SUCCESS) {
+                    session.complete(request, status);
+                    return;
+                }
+                if (request.directDataPlacement()) {
+                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read).
+                    status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
+                    if (status != Status.SUCCESS) {
+                        session.complete(request, status); // the transport releases the chunks already named
+                        return;
+                    }
+                }
+                request.receiveData(session); // continues in writeData()
+                return;
+            }
+            case COMPARE: {
+                int status = checkTransfer(request, c, ns);
+                if (status != Status.SUCCESS) {
+                    session.complete(request, status);
+                    return;
+                }
+                request.receiveData(session); // continues in compareData()
+                return;
+            }
+            case FLUSH:
+                session.complete(request, Status.SUCCESS); // RAM: written data is already where reads find it
+                return;
+            case WRITE_ZEROES: {
+                if (ns.readOnly()) {
+                    session.complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
+                    return;
+                }
+                int status = checkRange(c, ns);
+                if (status == Status.SUCCESS) {
+                    int shift = ns.blockShift();
+                    ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
+                }
+                session.complete(request, status);
+                return;
+            }
+            case DATASET_MANAGEMENT: {
+                int ranges = (c.cdw10() & 0xFF) + 1; // NR is 0's based (nvmeof-protocol.md §4.5)
+                if (request.dataLength() < ranges * DSM_RANGE) {
+                    session.complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
+                    return;
+                }
+                if ((c.cdw11() & DSM_AD) == 0) {
+                    session.complete(request, Status.SUCCESS); // only hints (IDR/IDW): nothing to do in RAM
+                    return;
+                }
+                if (ns.readOnly()) {
+                    session.complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
+                    return;
+                }
+                request.receiveData(session); // continues in dsmData()
+                return;
+            }
+            default:
+                session.complete(request, Status.dnr(Status.INVALID_OPCODE));
+        }
+    }
+
+    /** SLBA + NLB within the namespace, unsigned (nvmeof-protocol.md §4.6). */
+    private static int checkRange(SubmissionQueueEntry c, RamNamespace ns) {
+        long slba = c.slba();
+        long blocks = ns.blocks();
+        // blocks < 2^55, so once slba < blocks the sum cannot overflow.
+        if (Long.compareUnsigned(slba, blocks) >= 0 || slba + c.nlb() + 1 > blocks) {
+            return Status.dnr(Status.LBA_OUT_OF_RANGE);
+        }
+        return Status.SUCCESS;
+    }
+
+    /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */
+    private static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
+        int status = checkRange(c, ns);
+        if (status != Status.SUCCESS) {
+            return status;
+        }
+        if (request.dataLength() != (c.nlb() + 1) << ns.blockShift()) {
+            return Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
+        }
+        return Status.SUCCESS;
+    }
+
+    /** The data of a Write, Compare or Dataset Management arrived (status 0): finishes the command. */
+    void dataReceived(TargetRequest request, SubmissionQueueEntry c) {
+        NvmOpcode opcode = NvmOpcode.of(c.opcode());
+        if (opcode == null) {
+            session.complete(request, Status.INTERNAL_ERROR);
+            return;
+        }
+        switch (opcode) {
+            case WRITE:
+                writeData(request, c);
+                break;
+            case COMPARE:
+                compareData(request, c);
+                break;
+            case DATASET_MANAGEMENT:
+                dsmData(request, c);
+                break;
+            default:
+                session.complete(request, Status.INTERNAL_ERROR);
+                break;
+        }
+    }
+
+    private void writeData(TargetRequest request, SubmissionQueueEntry c) {
+        RamNamespace ns = session.subsystem().namespace(c.nsid());
+        if (ns == null) {
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE)); // removed while the data was on its way
+            return;
+        }
+        if (request.directDataPlacement()) {
+            ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
+            session.complete(request, Status.SUCCESS);
+            return;
+        }
+        session.complete(request, ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength()));
+    }
+
+    private void compareData(TargetRequest request, SubmissionQueueEntry c) {
+        RamNamespace ns = session.subsystem().namespace(c.nsid());
+        if (ns == null) {
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        int status = ns.compare(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength());
+        session.complete(request, status == Status.SUCCESS ? status : Status.dnr(status));
+    }
+
+    private void dsmData(TargetRequest request, SubmissionQueueEntry c) {
+        RamNamespace ns = session.subsystem().namespace(c.nsid());
+        if (ns == null) {
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        ByteBuffer data = request.data();
+        int ranges = (c.cdw10() & 0xFF) + 1;
+        long blocks = ns.blocks();
+        // Check every range first, so a bad one changes nothing.
+        for (int i = 0; i < ranges; i++) {
+            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL; // a count, not 0's based (nvmeof-protocol.md §4.5)
+            long slba = data.getLong(i * DSM_RANGE + 8);
+            if (Long.compareUnsigned(slba, blocks) > 0 || slba + nlb > blocks) {
+                session.complete(request, Status.dnr(Status.LBA_OUT_OF_RANGE));
+                return;
+            }
+        }
+        int shift = ns.blockShift();
+        for (int i = 0; i < ranges; i++) {
+            long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL;
+            long slba = data.getLong(i * DSM_RANGE + 8);
+            ns.zero(slba << shift, nlb << shift, true);
+        }
+        session.complete(request, Status.SUCCESS);
+    }
+}
