@@ -117,7 +117,7 @@ class SubmissionListTest {
     void manySubmittersOneQueueThread() throws Exception {
         int producers = 8;
         int perProducer = 8;
-        int rounds = 3_000;
+        int rounds = 1_000;
         SubmissionList l = new SubmissionList(1, producers * perProducer);
         TestCommand[] cmds = new TestCommand[producers * perProducer];
         for (int cid = 0; cid < cmds.length; cid++) {

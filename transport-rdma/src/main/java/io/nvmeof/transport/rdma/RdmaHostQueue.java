@@ -1,6 +1,8 @@
 package io.nvmeof.transport.rdma;
 
 import io.nvmeof.core.command.DataDirection;
+import io.nvmeof.core.host.HostDataCheck;
+import io.nvmeof.core.host.SubmissionList;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
@@ -25,10 +27,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
@@ -51,9 +50,12 @@ import java.util.function.Consumer;
  * </ul>
  *
  * <p>Threads: one thread per queue polls the CQ and posts every work request; every {@link HostCommand} callback and the
- * close listener run on it. {@link #submit} works from any thread without a lock or an allocation: the CID is claimed in
- * an {@link AtomicIntegerArray}, the command goes into a bounded MPSC ring of CIDs (one place per CID, so it never
- * overflows), and a sleeping queue thread is woken ({@link QueueThreadWaker}).
+ * close listener run on it. {@link #submit} works from any thread without a lock or an allocation: the data description
+ * is checked ({@link HostDataCheck}), the CID is claimed in the queue's {@link SubmissionList}; on the queue thread the
+ * capsule is posted at once, from another thread the command is pushed on the list and, when the list was empty, a
+ * sleeping queue thread is woken ({@link QueueThreadWaker}). Atomic operations per command on this path: the claim
+ * (1); from another thread also the push (1), a share of the drain's getAndSet and, when the thread sleeps, the
+ * wake-up. The release of the CID on the response is a plain release store.
  */
 public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
@@ -70,9 +72,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
-    private static final int FREE = 0;
-    private static final int CLAIMING = 1;
-    private static final int SUBMITTED = 2;
 
     private final int qid;
     private final int queueSize;
@@ -91,19 +90,16 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private final SubmissionQueueEntry capsuleSqe = new SubmissionQueueEntry();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
 
-    // Per CID.
-    private final AtomicIntegerArray claimed;
-    private final AtomicReferenceArray<HostCommand> pending;
+    /** Which CIDs are claimed, and the commands other threads queued for this queue's thread. */
+    private final SubmissionList commands;
+
+    private final SubmissionList.Sender sender = this::send;
+
+    // Per CID, queue thread only.
     private final HostCommand[] inFlight;
     private final RegisteredBufferPool.Buffer[] bounce;
     private final boolean[] toHost;
     private final int[] offeredKey;
-
-    // The submission ring (MPSC): producers take a sequence number, publish CID + 1; the queue thread consumes.
-    private final AtomicIntegerArray ring;
-    private final int ringMask;
-    private final AtomicLong ringTail = new AtomicLong();
-    private long ringHead;
 
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
@@ -127,15 +123,11 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         this.queueSize = options.queueSize();
         this.busyPoll = options.ioMode().busyPoll();
         this.peer = options.address().toString();
-        this.claimed = new AtomicIntegerArray(queueSize);
-        this.pending = new AtomicReferenceArray<>(queueSize);
+        this.commands = new SubmissionList(qid, queueSize);
         this.inFlight = new HostCommand[queueSize];
         this.bounce = new RegisteredBufferPool.Buffer[queueSize];
         this.toHost = new boolean[queueSize];
         this.offeredKey = new int[queueSize];
-        int ringSize = Integer.highestOneBit(Math.max(2, queueSize) - 1) << 1;
-        this.ring = new AtomicIntegerArray(ringSize);
-        this.ringMask = ringSize - 1;
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -295,55 +287,23 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     @Override
     public void submit(HostCommand command) {
-        SubmissionQueueEntry sqe = command.command();
-        int cid = sqe.cid();
-        if (cid < 0 || cid >= queueSize) {
-            throw new IllegalArgumentException("CID " + cid + " outside 0.." + (queueSize - 1) + " on queue " + qid);
-        }
         if (terminated || closeRequested) {
             throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
         }
-        checkData(command, sqe);
-        if (!claimed.compareAndSet(cid, FREE, CLAIMING)) {
-            throw new IllegalStateException("CID " + cid + " is already in flight on queue " + qid);
+        HostDataCheck.check(command, RdmaTransport.MAX_TRANSFER);
+        if (!commands.claim(command)) {
+            return; // a close raced with the claim and has failed the command
         }
-        pending.set(cid, command);
-        claimed.set(cid, SUBMITTED);
-        if (terminated && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
-            pending.set(cid, null);
-            throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
-        }
-        long seq = ringTail.getAndIncrement();
-        ring.set((int) (seq & ringMask), cid + 1);
-        if (Thread.currentThread() != thread) {
+        if (Thread.currentThread() == thread) {
+            commands.drain(sender); // anything queued before it goes first
+            try {
+                send(command);
+            } catch (RuntimeException e) {
+                commands.release(command.command().cid());
+                throw e;
+            }
+        } else if (commands.offer(command.command().cid())) {
             waker.wake();
-        }
-    }
-
-    private static void checkData(HostCommand command, SubmissionQueueEntry sqe) {
-        int length = command.dataLength();
-        if (length == 0) {
-            return;
-        }
-        DataDirection dir = DataDirection.of(sqe);
-        if (dir == DataDirection.NONE) {
-            throw new IllegalArgumentException(
-                    "data on a command without a data direction (opcode 0x" + Integer.toHexString(sqe.opcode()) + ")");
-        }
-        if (dir == DataDirection.BIDIRECTIONAL) {
-            throw new IllegalArgumentException("bidirectional commands are not supported");
-        }
-        ByteBuffer b = command.dataBuffer();
-        if (b == null || length < 0 || command.dataOffset() < 0 || command.dataOffset() > b.capacity() - length) {
-            throw new IllegalArgumentException(
-                    "data region [" + command.dataOffset() + ", +" + length + ") outside the buffer");
-        }
-        if (dir == DataDirection.CONTROLLER_TO_HOST && b.isReadOnly()) {
-            throw new IllegalArgumentException("a read into a read-only buffer");
-        }
-        if (length > RdmaTransport.MAX_TRANSFER) {
-            throw new IllegalArgumentException(length + " bytes in one command: NVMe/RDMA moves at most "
-                    + RdmaTransport.MAX_TRANSFER + " (MDTS)");
         }
     }
 
@@ -440,32 +400,22 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private boolean hasWork() {
-        return ring.get((int) (ringHead & ringMask)) != 0 || !tasks.isEmpty() || closeRequested || disconnected;
+        return commands.hasQueued() || !tasks.isEmpty() || closeRequested || disconnected;
     }
 
     private int drain() {
-        int n = 0;
-        while (fatal == null) {
-            int i = (int) (ringHead & ringMask);
-            int v = ring.get(i);
-            if (v == 0) {
-                break;
-            }
-            ring.set(i, 0);
-            ringHead++;
-            n++;
-            send(v - 1);
-        }
-        return n;
+        return commands.drain(sender);
     }
 
-    /** Builds the capsule for {@code cid} in its send slot and posts the Send (nvmeof-protocol.md §6.3, §6.4). */
-    private void send(int cid) {
-        HostCommand command = pending.get(cid);
-        if (command == null || claimed.get(cid) != SUBMITTED) {
+    /**
+     * Builds the capsule of a claimed command in its CID's send slot and posts the Send (nvmeof-protocol.md §6.3,
+     * §6.4). After a fault nothing more is posted: the close fails the command.
+     */
+    private void send(HostCommand command) {
+        if (fatal != null) {
             return;
         }
-        pending.set(cid, null);
+        int cid = command.command().cid();
         int base = cid * CAPSULE;
         ByteBuffer src = command.command().buffer();
         sendView.put(base, src, command.command().offset(), SubmissionQueueEntry.LENGTH);
@@ -524,7 +474,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private void fail(int cid, HostCommand command, Throwable cause) {
-        claimed.set(cid, FREE);
+        commands.release(cid);
         try {
             command.onTransportError(cause);
         } catch (Throwable t) {
@@ -580,7 +530,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             pool.giveBack(b);
         }
         inFlight[cid] = null;
-        claimed.set(cid, FREE);
+        commands.release(cid);
         try {
             command.onResponse(cqe);
         } catch (Throwable t) {
@@ -612,25 +562,9 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
-        for (int cid = 0; cid < queueSize; cid++) {
-            int s;
-            while ((s = claimed.get(cid)) == CLAIMING) {
-                Thread.onSpinWait();
-            }
-            if (s == SUBMITTED && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
-                HostCommand c = inFlight[cid] != null ? inFlight[cid] : pending.get(cid);
-                inFlight[cid] = null;
-                pending.set(cid, null);
-                bounce[cid] = null;
-                if (c != null) {
-                    try {
-                        c.onTransportError(forCommands);
-                    } catch (Throwable t) {
-                        LOG.log(Level.ERROR, "onTransportError failed", t);
-                    }
-                }
-            }
-        }
+        java.util.Arrays.fill(inFlight, null);
+        java.util.Arrays.fill(bounce, null);
+        commands.close(forCommands);
         tasks.clear();
         freeRegions();
         HostBuffers.removeAll(this);
