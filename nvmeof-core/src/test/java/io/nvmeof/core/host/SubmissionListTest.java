@@ -24,6 +24,13 @@ import org.junit.jupiter.api.Timeout;
 class SubmissionListTest {
     private static final int KEEP_ALIVE = 0x18;
 
+    /** Claims and offers {@code c}, as a submit from another thread does. */
+    private static TestCommand queue(SubmissionList l, TestCommand c) {
+        assertTrue(l.claim(c));
+        l.offer(c.command().cid());
+        return c;
+    }
+
     @Test
     void aCidInFlightIsRefusedUntilReleased() {
         SubmissionList l = new SubmissionList(1, 8);
@@ -61,12 +68,8 @@ class SubmissionListTest {
     @Test
     void aSenderThatThrowsFailsOnlyThatCommand() {
         SubmissionList l = new SubmissionList(1, 8);
-        TestCommand a = new TestCommand(KEEP_ALIVE, 1);
-        TestCommand b = new TestCommand(KEEP_ALIVE, 2);
-        l.claim(a);
-        l.offer(1);
-        l.claim(b);
-        l.offer(2);
+        TestCommand a = queue(l, new TestCommand(KEEP_ALIVE, 1));
+        TestCommand b = queue(l, new TestCommand(KEEP_ALIVE, 2));
         List<TestCommand> sent = new ArrayList<>();
         l.drain(c -> {
             if (c == a) {
@@ -83,17 +86,11 @@ class SubmissionListTest {
     @Test
     void closeFailsQueuedAndInFlightCommandsOnce() {
         SubmissionList l = new SubmissionList(1, 8);
-        TestCommand inFlight = new TestCommand(KEEP_ALIVE, 1);
-        TestCommand queued = new TestCommand(KEEP_ALIVE, 2);
-        TestCommand answered = new TestCommand(KEEP_ALIVE, 3);
-        l.claim(inFlight);
-        l.offer(1);
-        l.claim(answered);
-        l.offer(3);
+        TestCommand inFlight = queue(l, new TestCommand(KEEP_ALIVE, 1));
+        TestCommand answered = queue(l, new TestCommand(KEEP_ALIVE, 3));
         l.drain(c -> {});
         l.release(3);
-        l.claim(queued);
-        l.offer(2);
+        TestCommand queued = queue(l, new TestCommand(KEEP_ALIVE, 2));
         IOException cause = new IOException("queue closed");
         l.close(cause);
         l.close(new IOException("again"));
