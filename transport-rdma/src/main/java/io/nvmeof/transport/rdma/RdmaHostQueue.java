@@ -1,13 +1,11 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.DataDirection;
 import io.nvmeof.core.host.HostDataCheck;
 import io.nvmeof.core.host.SubmissionList;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -41,10 +39,8 @@ import java.util.function.Consumer;
  *   <li>Registered once at connect: the receive region, a send region of one capsule per CID (64 B + up to
  *       {@value #MAX_IN_CAPSULE} bytes in-capsule), and a pool of data buffers in size classes up to 1 MiB
  *       (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE). No I/O registers memory.</li>
- *   <li>Data (nvmeof-protocol.md §6.4): host→controller data up to {@link #maxInCapsuleData} on I/O queues goes in the capsule (SGL 0x01,
- *       offset 0); everything else is a keyed SGL 0x40 (address, rkey, 24-bit length). A caller buffer from
- *       {@link #allocateBuffer} is named directly (zero copy); any other buffer is copied into / out of a pool buffer
- *       (one copy on the host).</li>
+ *   <li>Data (nvmeof-protocol.md §6.4): in the capsule, or a keyed SGL naming a caller buffer from
+ *       {@link #allocateBuffer} (zero copy) or a pool buffer (one copy): {@link RdmaHostData}.</li>
  *   <li>Responses: a received message shorter than 16 bytes, a CID not in flight, or a remote invalidation of a key
  *       that command did not offer for invalidation is fatal to the queue (as on Linux, nvmeof-protocol.md §6.2, §6.4).</li>
  * </ul>
@@ -66,8 +62,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     public static final int MAX_IN_CAPSULE = 8192;
 
     private static final int CAPSULE = SubmissionQueueEntry.LENGTH + MAX_IN_CAPSULE;
-    /** Pool bytes registered per size class at connect (at least two buffers per class). */
-    private static final int POOL_BYTES_PER_CLASS = Integer.getInteger("nvmeof.rdma.hostPoolBytesPerClass", 2 << 20);
 
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
@@ -85,7 +79,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private MemoryRegion sendMr;
     private ByteBuffer recvView;
     private ByteBuffer sendView;
-    private RegisteredBufferPool pool;
+    private RdmaHostData data;
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
     private final SubmissionQueueEntry capsuleSqe = new SubmissionQueueEntry();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
@@ -97,14 +91,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     // Per CID, queue thread only.
     private final HostCommand[] inFlight;
-    private final RegisteredBufferPool.Buffer[] bounce;
-    private final boolean[] toHost;
-    private final int[] offeredKey;
 
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
     private final java.util.function.BooleanSupplier hasWork = this::hasWork;
-    private final MemoryRegion[] userRegionOut = new MemoryRegion[1];
     private volatile int maxInCapsuleData;
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -115,8 +105,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private Throwable listenerCause;
     private final CountDownLatch done = new CountDownLatch(1);
     private Thread thread;
-    private long copiedBytes;
-    private long directBytes;
 
     private RdmaHostQueue(HostQueueOptions options) {
         this.qid = options.qid();
@@ -125,9 +113,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         this.peer = options.address().toString();
         this.commands = new SubmissionList(qid, queueSize);
         this.inFlight = new HostCommand[queueSize];
-        this.bounce = new RegisteredBufferPool.Buffer[queueSize];
-        this.toHost = new boolean[queueSize];
-        this.offeredKey = new int[queueSize];
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -153,18 +138,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             throw e;
         } catch (RdmaRejectedException e) {
             q.freeRegions();
-            ByteBuffer rej = e.privateData();
-            int sts = rej.remaining() >= RdmaCmReject.LENGTH ? rej.getShort(RdmaCmReject.STS_OFFSET) & 0xFFFF : -1;
-            byte[] bytes = new byte[rej.remaining()];
-            rej.get(0, bytes);
-            throw new NvmeRdmaRejectedException(
-                    "controller at " + options.address() + " rejected NVMe/RDMA queue "
-                            + options.qid()
-                            + (sts >= 0
-                                    ? ": STS " + sts + " (" + RdmaCmReject.stsName(sts) + ")"
-                                    : " without a status"),
-                    bytes,
-                    sts);
+            throw NvmeRdmaRejectedException.of(
+                    e, "controller at " + options.address() + " rejected NVMe/RDMA queue " + options.qid());
         } catch (IOException | RuntimeException e) {
             q.freeRegions();
             throw e instanceof IOException
@@ -191,14 +166,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             recvView = recvMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
             sendMr = pd.register(pd.allocate(queueSize * CAPSULE), ProtectionDomain.ACCESS_LOCAL_WRITE);
             sendView = sendMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
-            pool = new RegisteredBufferPool(
-                    pd,
-                    ProtectionDomain.ACCESS_LOCAL_WRITE
-                            | ProtectionDomain.ACCESS_REMOTE_READ
-                            | ProtectionDomain.ACCESS_REMOTE_WRITE);
-            for (int size = RegisteredBufferPool.MIN_SIZE; size <= RegisteredBufferPool.MAX_SIZE; size <<= 1) {
-                pool.prefill(size, Math.max(2, Math.min(queueSize, POOL_BYTES_PER_CLASS / size)));
-            }
+            data = new RdmaHostData(pd, queueSize);
             for (int i = 0; i < queueSize; i++) {
                 if (!qp.postRecv(KIND_RECV | i, recvMr, i * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
                     throw new IOException("cannot post receive " + i + " of " + queueSize);
@@ -261,15 +229,15 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     /** Data bytes copied through the pool or into the capsule, and moved straight from/to registered ones. */
     long copiedBytes() {
-        return copiedBytes;
+        return data.copiedBytes();
     }
 
     long directBytes() {
-        return directBytes;
+        return data.directBytes();
     }
 
     int poolGrowths() {
-        return pool.growths();
+        return data.poolGrowths();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -420,52 +388,18 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         ByteBuffer src = command.command().buffer();
         sendView.put(base, src, command.command().offset(), SubmissionQueueEntry.LENGTH);
         capsuleSqe.wrap(sendView, base);
-        SglDescriptor sgl = capsuleSqe.sgl();
-        int length = command.dataLength();
-        DataDirection dir = length == 0 ? DataDirection.NONE : DataDirection.of(capsuleSqe);
-        int inCapsule = 0;
-        toHost[cid] = dir == DataDirection.CONTROLLER_TO_HOST;
-        offeredKey[cid] = 0;
-        bounce[cid] = null;
-        if (length == 0) {
-            sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (nvmeof-protocol.md §6.4)
-        } else if (dir == DataDirection.HOST_TO_CONTROLLER && qid > 0 && length <= maxInCapsuleData) {
-            // In-capsule data, I/O queues only (nvmeof-protocol.md §6.4): Offset SGL, offset 0.
-            sendView.put(base + SubmissionQueueEntry.LENGTH, command.dataBuffer(), command.dataOffset(), length);
-            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
-            inCapsule = length;
-            copiedBytes += length;
-            HostBuffers.IN_CAPSULE.add(length);
-        } else {
-            ByteBuffer data = command.dataBuffer();
-            long remote = HostBuffers.find(data, command.dataOffset(), length, pd, userRegionOut);
-            if (remote >= 0) {
-                MemoryRegion user = userRegionOut[0];
-                userRegionOut[0] = null;
-                sgl.setKeyed(SglDescriptor.ID_KEYED, remote, length, user.rkey());
-                offeredKey[cid] = user.rkey();
-                directBytes += length;
-                HostBuffers.ZERO_COPY.add(length);
-            } else {
-                RegisteredBufferPool.Buffer b;
-                try {
-                    b = pool.take(length);
-                } catch (RuntimeException e) {
-                    fail(
-                            cid,
-                            command,
-                            new IOException("no registered buffer for " + length + " bytes: " + e.getMessage(), e));
-                    return;
-                }
-                bounce[cid] = b;
-                if (dir == DataDirection.HOST_TO_CONTROLLER) {
-                    b.view.put(0, data, command.dataOffset(), length);
-                }
-                sgl.setKeyed(SglDescriptor.ID_KEYED, b.address(0), length, b.region.rkey());
-                offeredKey[cid] = b.region.rkey();
-                copiedBytes += length;
-                HostBuffers.COPIED.add(length);
-            }
+        int inCapsule;
+        try {
+            inCapsule = data.place(
+                    cid,
+                    command,
+                    capsuleSqe,
+                    sendView,
+                    base + SubmissionQueueEntry.LENGTH,
+                    qid > 0 ? maxInCapsuleData : 0);
+        } catch (IOException e) {
+            fail(cid, command, e);
+            return;
         }
         inFlight[cid] = command;
         if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
@@ -515,20 +449,14 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                     + ", which is not in flight"));
             return;
         }
-        if (wc.withInvalidate && (offeredKey[cid] == 0 || wc.invalidatedRkey != offeredKey[cid])) {
+        int offered = data.offeredKey(cid);
+        if (wc.withInvalidate && (offered == 0 || wc.invalidatedRkey != offered)) {
             fault(new NvmeRdmaProtocolException("controller at " + peer + " invalidated rkey 0x"
                     + Integer.toHexString(wc.invalidatedRkey) + " answering CID " + cid
                     + ", which offered none for invalidation (bogus remote invalidation)"));
             return;
         }
-        RegisteredBufferPool.Buffer b = bounce[cid];
-        if (b != null) {
-            if (toHost[cid]) {
-                command.dataBuffer().put(command.dataOffset(), b.view, 0, command.dataLength());
-            }
-            bounce[cid] = null;
-            pool.giveBack(b);
-        }
+        data.complete(cid, command);
         inFlight[cid] = null;
         commands.release(cid);
         try {
@@ -563,7 +491,6 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
         java.util.Arrays.fill(inFlight, null);
-        java.util.Arrays.fill(bounce, null);
         commands.close(forCommands);
         tasks.clear();
         freeRegions();
@@ -573,8 +500,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private void freeRegions() {
-        if (pool != null) {
-            pool.close();
+        if (data != null) {
+            data.close();
         }
         if (recvMr != null) {
             recvMr.close();
