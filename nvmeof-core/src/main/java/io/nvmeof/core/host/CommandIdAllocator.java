@@ -82,7 +82,7 @@ public final class CommandIdAllocator {
             long left = deadline - System.nanoTime();
             if (cid != NONE || closed || left <= 0) {
                 waiters.remove(me);
-                return closed && cid == NONE ? NONE : cid;
+                return cid;
             }
             LockSupport.parkNanos(this, left);
             waiters.remove(me); // still there unless a release took it out to wake it
