@@ -39,7 +39,7 @@ check nvmet-dhchap-key-attr ls "$C/hosts/$HOSTNQN/dhchap_key" "$C/hosts/$HOSTNQN
 
 # TLS: tlshd does the handshake for the kernel; nvme-cli must know --tls; nvmet takes tls1.3 on a tcp port
 check tlshd sh -c 'command -v tlshd && tlshd --help 2>&1 | head -1; command -v tlshd'
-check nvme-cli-tls sh -c 'nvme connect --help 2>&1 | grep -E -- "--tls\b" | head -1'
+check nvme-cli-tls sh -c 'nvme connect --help 2>&1 | grep -E -- "--tls \]"'
 check nvmet-tcp-tls-port sh -c "mkdir $C/ports/9 && echo tcp > $C/ports/9/addr_trtype && echo ipv4 > $C/ports/9/addr_adrfam \
   && echo tls1.3 > $C/ports/9/addr_tsas && echo addr_tsas=\$(cat $C/ports/9/addr_tsas) addr_treq=\$(cat $C/ports/9/addr_treq)"
 rmdir "$C/ports/9" 2>/dev/null
@@ -59,6 +59,8 @@ for _ in $(seq 50); do [ -n "$(connected)" ] && ls "$(connected)"/nvme*n1 >/dev/
 CTRL=$(connected)
 check auth-state sh -c "cat $CTRL/state | grep -x live"
 NS=/dev/$(basename "$(ls -d "$CTRL"/nvme*n1 2>/dev/null | head -1)")
+# the kernel says how the host authenticated (the target's side: "creating nvm controller ... with DH-HMAC-CHAP")
+check auth-kernel-log sh -c 'dmesg | grep -m1 "with DH-HMAC-CHAP" && dmesg | grep -m1 "qid 0: authenticated with hash"'
 check auth-io sh -c "head -c 1M /dev/urandom > /tmp/a && dd if=/tmp/a of=$NS bs=1M count=1 oflag=direct 2>/dev/null \
   && dd if=$NS of=/tmp/b bs=1M count=1 iflag=direct 2>/dev/null && cmp /tmp/a /tmp/b && echo 1 MiB written and read back on $NS"
 check auth-disconnect disconnect
@@ -70,6 +72,7 @@ disconnect
 # bidirectional: the controller proves its key too
 nvmet-config host "$SUB" "$HOSTNQN" "$KEY" "$CKEY"
 check auth-bidirectional connect --dhchap-secret="$KEY" --dhchap-ctrl-secret="$CKEY"
+check auth-bidirectional-kernel-log sh -c 'dmesg | grep -m1 "qid 0: controller authenticated"'
 check auth-bidirectional-disconnect disconnect
 echo "----- kernel log"
 dmesg | grep -E "nvme|nvmet" | tail -20

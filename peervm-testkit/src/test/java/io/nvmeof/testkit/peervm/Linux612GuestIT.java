@@ -40,12 +40,14 @@ class Linux612GuestIT {
             "gen-dhchap-key",
             "auth-connect",
             "auth-state",
+            "auth-kernel-log",
             "auth-io",
             "auth-disconnect",
             "auth-wrong-key-refused",
             "no-controller-left",
             "auth-no-key-refused",
             "auth-bidirectional",
+            "auth-bidirectional-kernel-log",
             "auth-bidirectional-disconnect");
 
     @Test
