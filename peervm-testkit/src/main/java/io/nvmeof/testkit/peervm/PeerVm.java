@@ -85,7 +85,10 @@ public final class PeerVm {
     /** The guest of {@link #locate()} and {@link #at}, as build.sh and run.sh default to it. */
     public static final String DEFAULT_GUEST = Guest.LINUX_6_1.recipe();
 
-    /** The image that {@code build.sh} produces; PEERVM_CACHE moves it (as it does for run.sh and build.sh). */
+    /**
+     * The image cache {@code build.sh} fills ({@code <guest>-<recipe hash>/} per image); PEERVM_CACHE moves it (as it
+     * does for run.sh and build.sh).
+     */
     public static final Path DEFAULT_CACHE =
             Path.of(System.getenv().getOrDefault("PEERVM_CACHE", "/var/cache/peer-vm"));
     /** System property: seconds the guest has to print {@code boot done} before the VM is killed and retried. */
@@ -327,9 +330,9 @@ public final class PeerVm {
     }
 
     /**
-     * Boots a VM and runs {@code script ARGS} in it: {@code run.sh --guest G --no-fwd --timeout N --out jobDir [extra] script
-     * ARGS}, under the boot watchdog. run.sh enforces the timeout itself (exit 124); this waits 60 s longer before
-     * killing it. run.sh's output is also kept next to the job dir ({@code <jobDir>-run.log}).
+     * Boots a VM and runs {@code script ARGS} in it: {@code run.sh --guest G --no-fwd --timeout N --out jobDir [extra]
+     * script ARGS}, under the boot watchdog. run.sh enforces the timeout itself (exit 124); this waits 60 s longer
+     * before killing it. run.sh's output is also kept next to the job dir ({@code <jobDir>-run.log}).
      *
      * @throws BootFailure if the VM did not boot twice
      */
@@ -411,9 +414,9 @@ public final class PeerVm {
     }
 
     /**
-     * Boots a VM in the background: {@code run.sh --guest G [options] --timeout N --out jobDir script ARGS}, and returns once
-     * it booted (the boot watchdog). run.sh's stdout+stderr go to {@code <jobDir>-run.log} next to the job dir
-     * (run.sh wipes the job dir itself).
+     * Boots a VM in the background: {@code run.sh --guest G [options] --timeout N --out jobDir script ARGS}, and
+     * returns once it booted (the boot watchdog). run.sh's stdout+stderr go to {@code <jobDir>-run.log} next to the
+     * job dir (run.sh wipes the job dir itself).
      */
     public Running start(Path script, List<String> args, List<String> options, Duration timeout, Path jobDir)
             throws IOException, InterruptedException {

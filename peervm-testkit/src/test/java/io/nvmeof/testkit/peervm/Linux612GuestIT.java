@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Timeout;
  * kernel's {@code .nvme} keyring; and DH-HMAC-CHAP between the kernel's nvmet-tcp and nvme-tcp inside the guest (a key
  * from {@code nvme gen-dhchap-key} connects and does I/O, a wrong key and no key are refused, bidirectional works).
  *
- * <p>One VM boot, about 30 s with the image cached. Run alone with
- * {@code mvn -B -pl peervm-testkit verify -Dit.test=Linux612GuestIT -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false}.
+ * <p>One VM boot, 23–34 s with the image cached (a build from nothing adds about 3 minutes). Run alone with
+ * {@code mvn -B -pl peervm-testkit verify -Dit.test=Linux612GuestIT -Dtest=NoSuchTest
+ * -Dsurefire.failIfNoSpecifiedTests=false}.
  */
 @Tag("vm")
 @Timeout(value = 20, unit = TimeUnit.MINUTES)
