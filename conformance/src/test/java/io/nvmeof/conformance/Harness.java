@@ -1,0 +1,108 @@
+package io.nvmeof.conformance;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Runs a corpus against two targets (ours, theirs), compares, sorts the differences into allowed (with the rule's
+ * reason), cascades and new ones, and prints the summary the IT ends with.
+ */
+final class Harness {
+    /** What a run found. */
+    record Result(
+            int sequences,
+            int commands,
+            List<Difference> allowed,
+            List<Difference> cascades,
+            List<Difference> fresh,
+            long millis) {}
+
+    private final Runner ours;
+    private final Runner theirs;
+    private final AllowList allowList;
+    private final Map<Difference, AllowList.Rule> reasons = new LinkedHashMap<>();
+
+    Harness(InetSocketAddress ours, InetSocketAddress theirs, Geometry g, AllowList allowList) {
+        this.ours = new Runner(ours, g);
+        this.theirs = new Runner(theirs, g);
+        this.allowList = allowList;
+    }
+
+    Result run(List<Sequence> corpus, PrintStream log) throws IOException {
+        long t0 = System.nanoTime();
+        List<Difference> allowed = new ArrayList<>();
+        List<Difference> cascades = new ArrayList<>();
+        List<Difference> fresh = new ArrayList<>();
+        int commands = 0;
+        for (Sequence seq : corpus) {
+            List<Outcome> a = ours.run(seq);
+            List<Outcome> b = theirs.run(seq);
+            if (seq.modifiesMedia()) {
+                ours.restore();
+                theirs.restore();
+            }
+            commands += seq.commandCount();
+            for (Difference d : Comparator.compare(seq, a, b)) {
+                AllowList.Rule r = allowList.match(d);
+                if (r != null) {
+                    allowed.add(d);
+                    reasons.put(d, r);
+                } else if (d.cascade()) {
+                    cascades.add(d);
+                } else {
+                    fresh.add(d);
+                }
+            }
+            if ((seq.id() + 1) % 100 == 0) {
+                log.printf(
+                        "conformance: %d sequences, %d commands, %d new differences so far%n",
+                        seq.id() + 1, commands, fresh.size());
+            }
+        }
+        return new Result(corpus.size(), commands, allowed, cascades, fresh, (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** The summary: counts, allowed differences by rule with reason, new ones by category (and as rules). */
+    void report(Result r, PrintStream out) {
+        out.printf("%n===== differential conformance: ours vs nvmet =====%n");
+        out.printf("sequences %d, commands %d, %d s%n", r.sequences(), r.commands(), r.millis() / 1000);
+        out.printf(
+                "differences: %d allow-listed, %d cascades (after an earlier difference), %d NEW%n",
+                r.allowed().size(), r.cascades().size(), r.fresh().size());
+        out.printf("%n--- allow-listed, by rule (uses: rule | reason)%n");
+        for (AllowList.Rule rule : allowList.rules()) {
+            int n = allowList.uses(rule);
+            out.printf("%5d  %s | %s%n", n, rule.text(), rule.reason());
+        }
+        out.printf("%n--- cascades by category%n");
+        byCategory(r.cascades()).forEach((k, v) -> out.printf("%5d  %s%n", v.size(), k));
+        if (!r.fresh().isEmpty()) {
+            out.printf("%n--- NEW differences by category (first example)%n");
+            byCategory(r.fresh()).forEach((k, v) -> out.printf("%5d  %s%n       e.g. %s%n", v.size(), k, v.get(0)));
+            out.printf("%n--- NEW differences as allow-list rules (give each a reason)%n");
+            new java.util.LinkedHashSet<>(
+                            r.fresh().stream().map(Difference::toRule).toList())
+                    .forEach(out::println);
+        }
+    }
+
+    private static Map<String, List<Difference>> byCategory(List<Difference> ds) {
+        Map<String, List<Difference>> m = new TreeMap<>();
+        for (Difference d : ds) {
+            m.computeIfAbsent(
+                            d.category()
+                                    + ("status".equals(d.what()) || "fate".equals(d.what())
+                                            ? " ours=" + d.ours() + " theirs=" + d.theirs()
+                                            : ""),
+                            k -> new ArrayList<>())
+                    .add(d);
+        }
+        return m;
+    }
+}
