@@ -14,4 +14,4 @@ echo "INFO ns1 bytes=$(( $(cat /sys/block/${RD#/dev/}/size) * 512 )) lbs=$(cat $
 echo "PEERVM READY at uptime $(cut -d' ' -f1 /proc/uptime)s"
 end=$(( $(date +%s) + MAX ))
 while [ ! -e /job/stop ] && [ "$(date +%s)" -lt "$end" ]; do sleep 0.5; done
-echo "stopping; kernel log:"; dmesg | grep -E "nvmet|nvme" | tail -40
+echo "stopping; kernel log:"; dmesg | tail -60

@@ -34,7 +34,8 @@ public record Cmd(
         IO
     }
 
-    public static final int DEFAULT_TIMEOUT_MILLIS = 3000;
+    /** How long the host waits for a completion: 3 s, or {@code -Dconformance.timeoutMillis}. */
+    public static final int DEFAULT_TIMEOUT_MILLIS = Integer.getInteger("conformance.timeoutMillis", 3000);
 
     public int opcode() {
         return sqe[0] & 0xFF;

@@ -46,8 +46,12 @@ final class Comparator {
         if (a.fate() != Fate.KEPT) {
             return out;
         }
-        if (statusText(a.status()).equals(statusText(b.status())) == false) {
+        if (!statusText(a.status()).equals(statusText(b.status()))) {
             out.add(new Difference(seq, step, keys, "status", statusText(a.status()), statusText(b.status()), cascade));
+            return out; // DW0/DW1 mean different things under different statuses
+        }
+        if (Status.isMore(a.status()) != Status.isMore(b.status())) {
+            out.add(new Difference(seq, step, keys, "more", more(a.status()), more(b.status()), cascade));
         }
         int mask = ~(Status.isSuccess(a.status()) && Status.isSuccess(b.status()) ? Masks.dw0Mask(keys) : 0);
         if ((a.dw0() & mask) != (b.dw0() & mask)) {
@@ -92,11 +96,22 @@ final class Comparator {
         }
     }
 
-    /** SCT/SC in hex, plus {@code +M} and {@code +DNR}: e.g. {@code 0/02+DNR}; success is {@code 0/00}. */
+    /**
+     * SCT/SC in hex, plus {@code +DNR}: e.g. {@code 0/02+DNR}; success is {@code 0/00}. The More bit is compared on
+     * its own ({@code what=more}): it says whether the controller logged an Error Information entry, which is
+     * independent of the status itself.
+     */
     static String statusText(int status) {
         return Status.sct(status) + "/" + String.format("%02x", Status.sc(status))
-                + (Status.isMore(status) ? "+M" : "")
                 + (Status.isDnr(status) ? "+DNR" : "");
+    }
+
+    private static String more(int status) {
+        return Status.isMore(status) ? "M" : "-";
+    }
+
+    private static boolean succeeded(Outcome o) {
+        return o.completed() && Status.isSuccess(o.status());
     }
 
     static String hex32(int v) {

@@ -63,7 +63,10 @@ class ComparatorTest {
         assertEquals("status", d.get(0).what());
         assertEquals("0/02", d.get(0).ours());
         assertEquals("0/02+DNR", d.get(0).theirs());
-        assertEquals("0/02+M", Comparator.statusText(Status.INVALID_FIELD | Status.MORE_BIT));
+        List<Difference> m = Comparator.compare(0, 0, c, st(invalid), st(invalid | Status.MORE_BIT), false);
+        assertEquals(List.of("more"), m.stream().map(Difference::what).toList());
+        assertEquals("-", m.get(0).ours());
+        assertEquals("M", m.get(0).theirs());
     }
 
     @Test

@@ -43,7 +43,11 @@ public record Difference(
         StringBuilder sb = new StringBuilder(category().replaceFirst("^(admin|io) ", "queue=$1 "));
         int at = sb.lastIndexOf(" " + what);
         sb.replace(at, sb.length(), " what=" + what);
-        boolean values = what.equals("status") || what.equals("fate") || what.equals("length") || what.equals("dw0");
+        boolean values = what.equals("status")
+                || what.equals("fate")
+                || what.equals("length")
+                || what.equals("dw0")
+                || what.equals("dw1");
         if (values) {
             sb.append(" ours=").append(ours).append(" theirs=").append(theirs);
         }

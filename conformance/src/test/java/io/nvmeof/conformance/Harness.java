@@ -18,6 +18,9 @@ final class Harness {
     record Result(
             int sequences,
             int commands,
+            Map<String, Integer> fates,
+            long oursMillis,
+            long theirsMillis,
             List<Difference> allowed,
             List<Difference> cascades,
             List<Difference> fresh,
@@ -34,20 +37,55 @@ final class Harness {
         this.allowList = allowList;
     }
 
+    /** Prints every step's outcome on both targets (for re-running a few sequences with -Dconformance.only). */
+    boolean verbose;
+
+    private static String text(Outcome o) {
+        return o == null
+                ? ""
+                : o.completed()
+                        ? Comparator.statusText(o.status()) + " dw0=" + Comparator.hex32(o.dw0())
+                        : o.fateText();
+    }
+
     Result run(List<Sequence> corpus, PrintStream log) throws IOException {
         long t0 = System.nanoTime();
         List<Difference> allowed = new ArrayList<>();
         List<Difference> cascades = new ArrayList<>();
         List<Difference> fresh = new ArrayList<>();
         int commands = 0;
+        Map<String, Integer> fates = new TreeMap<>();
+        long oursNanos = 0;
+        long theirsNanos = 0;
         for (Sequence seq : corpus) {
+            long t = System.nanoTime();
             List<Outcome> a = ours.run(seq);
-            List<Outcome> b = theirs.run(seq);
             if (seq.modifiesMedia()) {
                 ours.restore();
+            }
+            long t2 = System.nanoTime();
+            List<Outcome> b = theirs.run(seq);
+            if (seq.modifiesMedia()) {
                 theirs.restore();
             }
+            oursNanos += t2 - t;
+            theirsNanos += System.nanoTime() - t2;
+            for (int i = 0; i < a.size(); i++) {
+                if (a.get(i) != null) {
+                    fates.merge("ours " + a.get(i).fate(), 1, Integer::sum);
+                    fates.merge("nvmet " + b.get(i).fate(), 1, Integer::sum);
+                }
+            }
             commands += seq.commandCount();
+            if (verbose) {
+                log.printf("--- sequence %d (%s)%n", seq.id(), seq.start());
+                for (int i = 0; i < seq.steps().size(); i++) {
+                    Cmd c = seq.steps().get(i).cmd();
+                    log.printf(
+                            "  %2d %-70s ours %-22s nvmet %s%n",
+                            i, c == null ? "(wait)" : c.toString(), text(a.get(i)), text(b.get(i)));
+                }
+            }
             for (Difference d : Comparator.compare(seq, a, b)) {
                 AllowList.Rule r = allowList.match(d);
                 if (r != null) {
@@ -65,13 +103,25 @@ final class Harness {
                         seq.id() + 1, commands, fresh.size());
             }
         }
-        return new Result(corpus.size(), commands, allowed, cascades, fresh, (System.nanoTime() - t0) / 1_000_000);
+        return new Result(
+                corpus.size(),
+                commands,
+                fates,
+                oursNanos / 1_000_000,
+                theirsNanos / 1_000_000,
+                allowed,
+                cascades,
+                fresh,
+                (System.nanoTime() - t0) / 1_000_000);
     }
 
     /** The summary: counts, allowed differences by rule with reason, new ones by category (and as rules). */
     void report(Result r, PrintStream out) {
         out.printf("%n===== differential conformance: ours vs nvmet =====%n");
-        out.printf("sequences %d, commands %d, %d s%n", r.sequences(), r.commands(), r.millis() / 1000);
+        out.printf(
+                "sequences %d, commands %d, %d s (ours %d s, nvmet %d s)%n",
+                r.sequences(), r.commands(), r.millis() / 1000, r.oursMillis() / 1000, r.theirsMillis() / 1000);
+        out.printf("fates: %s%n", r.fates());
         out.printf(
                 "differences: %d allow-listed, %d cascades (after an earlier difference), %d NEW%n",
                 r.allowed().size(), r.cascades().size(), r.fresh().size());

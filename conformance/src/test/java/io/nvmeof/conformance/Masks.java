@@ -36,7 +36,7 @@ final class Masks {
             new DataMask("opc=0a fid=0e", 0, 6, "Timestamp"));
 
     static final List<Dw0Mask> DW0 = List.of(
-            new Dw0Mask("opc=7f fctype=01 queue=admin", 0xFFFF, "Connect: CNTLID"),
+            new Dw0Mask("opc=7f fctype=01", 0xFFFF, "Connect: CNTLID"),
             new Dw0Mask("opc=7f fctype=04 prop=08", 0xFFFFFFFF, "Property Get VS (version-specific)"));
 
     private Masks() {}

@@ -14,8 +14,11 @@ import java.util.List;
  * lie beyond the end): the runner zeroes those regions after the sequence, so every sequence starts from zeros.
  */
 final class NvmGen {
-    /** Linux's in-capsule limit on I/O queues of nvmet-tcp and ours is larger; 4 KiB fits both (§5.10). */
-    static final int IO_IN_CAPSULE = 4096;
+    /**
+     * In-capsule data on I/O queues: 16 KiB, what both nvmet-tcp (its default inline data size) and ours take, so a
+     * NORMAL write goes in-capsule exactly when a Linux host would send it so (nvmeof-protocol.md §5.10).
+     */
+    static final int IO_IN_CAPSULE = 16384;
 
     private final Pick pick;
     private final Geometry g;
@@ -67,8 +70,9 @@ final class NvmGen {
         long slba = pick.chance(50) ? pick.below(32) : g.blocks() - 1 - pick.below(32);
         int nlb = pick.below(16);
         byte[] data = pick.bytes((nlb + 1) * g.blockSize());
-        Cmd w = io(NvmOpcode.WRITE.code(), "write (then read)", 1, slba, nlb, 0, SglVariant.NORMAL, data);
-        Cmd rd = io(NvmOpcode.READ.code(), "read (after write)", 1, slba, nlb, 0, SglVariant.NORMAL, null);
+        String what = String.format(" slba=%s nlb=%d", slbaText(slba), nlb);
+        Cmd w = io(NvmOpcode.WRITE.code(), "write (then read)" + what, 1, slba, nlb, 0, SglVariant.NORMAL, data);
+        Cmd rd = io(NvmOpcode.READ.code(), "read (after write)" + what, 1, slba, nlb, 0, SglVariant.NORMAL, null);
         return List.of(w, rd);
     }
 

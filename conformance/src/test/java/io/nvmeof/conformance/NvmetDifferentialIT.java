@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -59,8 +60,15 @@ class NvmetDifferentialIT {
                     "nvmet on kernel %s at 127.0.0.1:%d; ours at %s; VM up in %d s%n",
                     m.group(3), port, ours.address, (System.nanoTime() - t0) / 1_000_000_000L);
 
-            List<Sequence> corpus = new Generator(seed, g).generate(count);
+            Generator gen = new Generator(seed, g);
+            String only = System.getProperty("conformance.only", "");
+            List<Sequence> corpus = only.isBlank()
+                    ? gen.generate(count)
+                    : Arrays.stream(only.split(","))
+                            .map(s -> gen.sequence(Integer.parseInt(s.trim())))
+                            .toList();
             Harness h = new Harness(ours.address, new InetSocketAddress("127.0.0.1", port), g, allow);
+            h.verbose = !only.isBlank();
             Harness.Result r = h.run(corpus, System.out);
             h.report(r, System.out);
             System.out.printf("seed %d, count %d; allow-list %s%n", seed, count, allowFile);

@@ -41,6 +41,9 @@ final class RawHost implements Closeable {
     /** The most data the host takes for one command; a target sending more is a PROTOCOL outcome. */
     static final int MAX_DATA = 4 << 20;
 
+    /** {@code -Dconformance.trace=true}: print every PDU received (for re-running a sequence with -Dconformance.only). */
+    private static final boolean TRACE = Boolean.getBoolean("conformance.trace");
+
     private final Socket socket;
     private final DataInputStream in;
     private final OutputStream out;
@@ -116,6 +119,9 @@ final class RawHost implements Closeable {
             socket.setSoTimeout(timeout);
             while (pending > 0) {
                 Pdu p = readPdu();
+                if (TRACE) {
+                    System.out.printf("    pdu type %02x flags %02x len %d%n", p.type, p.flags, p.data.length);
+                }
                 if (p.type == C2H_TERM_REQ) {
                     return fillDead(results, Fate.TERMINATED, p.header.getShort(8) & 0xFFFF);
                 }
