@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  * </pre>
  *
  * Keys are those of {@link Keys} ({@code queue opc fctype prop fid sel sv lid cns nsid label}) and of a difference
- * ({@code what ours theirs}). A value is a glob ({@code *} any run, {@code ?} one character), case-insensitive; quote
+ * ({@code what ours theirs}). A value is a glob ({@code *} any run, {@code ?} one character, {@code [128]} one of), case-insensitive; quote
  * it ({@code label="read slba=cap*"}) when it has spaces. A rule matches a difference when every key it names is
  * present and matches. {@code #} starts a comment line. Rules name fields, never sequence numbers, so they stay valid
  * as the generator grows.
@@ -71,8 +71,17 @@ final class AllowList {
 
         private static Pattern glob(String g) {
             StringBuilder re = new StringBuilder();
-            for (char c : g.toCharArray()) {
-                re.append(c == '*' ? ".*" : c == '?' ? "." : Pattern.quote(String.valueOf(c)));
+            for (int i = 0; i < g.length(); i++) {
+                char c = g.charAt(i);
+                int close = c == '[' ? g.indexOf(']', i) : -1;
+                if (close > i + 1) {
+                    re.append('[')
+                            .append(Pattern.quote(g.substring(i + 1, close)))
+                            .append(']');
+                    i = close;
+                } else {
+                    re.append(c == '*' ? ".*" : c == '?' ? "." : Pattern.quote(String.valueOf(c)));
+                }
             }
             return Pattern.compile(re.toString(), Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
         }

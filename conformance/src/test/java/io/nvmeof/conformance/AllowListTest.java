@@ -36,6 +36,14 @@ class AllowListTest {
     }
 
     @Test
+    void bracketsMatchOneOfTheirCharacters() {
+        AllowList list = AllowList.parse(List.of("opc=0[ab] | either"));
+        assertNotNull(list.match(diff("0a", "status", "a", "b", "x")));
+        assertNotNull(list.match(diff("0b", "status", "a", "b", "x")));
+        assertNull(list.match(diff("0c", "status", "a", "b", "x")));
+    }
+
+    @Test
     void aRuleNamingAKeyTheDifferenceLacksDoesNotMatch() {
         AllowList list = AllowList.parse(List.of("cns=01 | identify only"));
         assertNull(list.match(diff("0a", "status", "a", "b", "x")));

@@ -34,8 +34,8 @@ public record Cmd(
         IO
     }
 
-    /** How long the host waits for a completion: 3 s, or {@code -Dconformance.timeoutMillis}. */
-    public static final int DEFAULT_TIMEOUT_MILLIS = Integer.getInteger("conformance.timeoutMillis", 3000);
+    /** How long the host waits for a completion: 1.5 s (nvmet under TCG answers in milliseconds), or {@code -Dconformance.timeoutMillis}. */
+    public static final int DEFAULT_TIMEOUT_MILLIS = Integer.getInteger("conformance.timeoutMillis", 1500);
 
     public int opcode() {
         return sqe[0] & 0xFF;

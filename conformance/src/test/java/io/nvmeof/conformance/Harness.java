@@ -136,9 +136,12 @@ final class Harness {
             out.printf("%n--- NEW differences by category (first example)%n");
             byCategory(r.fresh()).forEach((k, v) -> out.printf("%5d  %s%n       e.g. %s%n", v.size(), k, v.get(0)));
             out.printf("%n--- NEW differences as allow-list rules (give each a reason)%n");
-            new java.util.LinkedHashSet<>(
-                            r.fresh().stream().map(Difference::toRule).toList())
-                    .forEach(out::println);
+            Map<String, String> rules = new LinkedHashMap<>(); // one line per matcher, with the first example
+            for (Difference d : r.fresh()) {
+                String rule = d.toRule();
+                rules.putIfAbsent(rule.substring(0, rule.indexOf(" | ")), rule);
+            }
+            rules.values().forEach(out::println);
         }
     }
 

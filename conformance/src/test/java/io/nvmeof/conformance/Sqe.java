@@ -14,7 +14,7 @@ final class Sqe {
     private final ByteBuffer b =
             ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     private final Cmd.Queue queue;
-    private final String label;
+    private String label;
     private byte[] inCapsule;
     private byte[] writeData;
     private int readLength;
@@ -124,6 +124,9 @@ final class Sqe {
         DataDirection dir = DataDirection.of(opcode == 0x7F ? b.get(SubmissionQueueEntry.FCTYPE_OFFSET) : opcode);
         boolean toController = dir.hostToController();
         sgl.apply(this, length, toController, hostData, inCapsuleMax);
+        if (!label.contains(" sgl=")) {
+            label = label + " sgl=" + sgl; // allow-list rules can match SGL variants by label
+        }
         if (dir.controllerToHost() || dir == DataDirection.NONE) {
             readLength = Math.max(readLength, sgl.takes(length));
         }
