@@ -38,6 +38,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private final QueueChannel channel;
     private final FabricsCommands fabrics;
     private final NvmCommands nvm;
+    private final Refusals refusals = new Refusals(this);
 
     private Controller controller;
     private Subsystem subsystem;
@@ -128,12 +129,13 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private void dispatch(TargetRequest request) {
         int transportStatus = request.transportStatus();
         if (transportStatus != 0) {
-            complete(request, transportStatus);
+            refuse(request, transportStatus, null, "the transport refused its data pointer or in-capsule data");
             return;
         }
         SubmissionQueueEntry c = request.command();
         if ((c.flags() & FLAGS_CHECKED) != FLAGS_REQUIRED) {
-            complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
+            // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
+            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "PSDT is not 01b (SGL) or FUSE is not 0");
             return;
         }
         if (c.opcode() == FabricsCommandType.OPCODE) {
@@ -141,17 +143,19 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         if (qid < 0) {
-            complete(
-                    request,
-                    Status.dnr(
-                            Status.INVALID_OPCODE)); // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
+            // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
+            refuse(request, Status.dnr(Status.INVALID_OPCODE), null, "a command before Connect");
             return;
         }
         Controller ctrl = controller;
         if (!ctrl.ready()) {
             // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like
             // nvmet.
-            complete(request, Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR));
+            refuse(
+                    request,
+                    Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR),
+                    null,
+                    "a command before CC.EN = 1 and CSTS.RDY = 1");
             return;
         }
         if (qid == 0) {
@@ -184,6 +188,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
     }
 
     // ---- completion ----
+
+    /**
+     * Completes a command refused for a reason other than a plain NVMe error (a transport status, a bad PSDT or FUSE,
+     * a command out of sequence, a refused Connect), with a rate-limited WARNING that names the host and the reason.
+     * {@code hostNqn} is the Connect data's when the queue is not bound yet, else null.
+     */
+    void refuse(TargetRequest request, int status, String hostNqn, String why) {
+        refusals.refused(request, status, hostNqn, why);
+        complete(request, status);
+    }
 
     /** Fills SQHD, SQID and STATUS and hands the request back to the transport (nvmeof-protocol.md §1.2). */
     void complete(TargetRequest request, int status) {
