@@ -30,8 +30,8 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** Returned by handlers that keep the request to complete later (an AER, nvmeof-protocol.md §3.6). */
     static final int PENDING = -1;
 
-    /** FLAGS must be exactly PSDT 01 and no FUSE: the mask of the checked bits and the value (nvmeof-protocol.md §1.1). */
-    private static final int FLAGS_CHECKED = 0xC3;
+    /** FLAGS must have PSDT 01 (nvmeof-protocol.md §1.1): the mask of the checked bits and the value. */
+    private static final int FLAGS_PSDT = 0xC0;
 
     private static final int FLAGS_REQUIRED = SubmissionQueueEntry.FLAGS_SGL;
 
@@ -91,11 +91,15 @@ final class QueueSession implements QueueHandler, DataReceiver {
     public void onData(TargetRequest request, int status) {
         completed = null;
         try {
+            SubmissionQueueEntry c = request.command();
             if (status != Status.SUCCESS) {
-                complete(request, status);
+                if (c.opcode() == FabricsCommandType.OPCODE || qid <= 0) {
+                    complete(request, status);
+                } else {
+                    nvm.dataFailed(request, c, status); // a write in progress or a fused pair ends too
+                }
                 return;
             }
-            SubmissionQueueEntry c = request.command();
             if (c.opcode() == FabricsCommandType.OPCODE) {
                 fabrics.connect(request, c); // the only fabrics command with data
             } else {
@@ -120,6 +124,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                                 + channel.remoteAddress() + ") closed" + (cause == null ? "" : ": " + cause));
             }
         }
+        nvm.detach();
         controller = null;
         qid = -1;
     }
@@ -133,9 +138,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         SubmissionQueueEntry c = request.command();
-        if ((c.flags() & FLAGS_CHECKED) != FLAGS_REQUIRED) {
-            // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
-            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "PSDT is not 01b (SGL) or FUSE is not 0");
+        if ((c.flags() & FLAGS_PSDT) != FLAGS_REQUIRED) {
+            // PSDT must be SGL (nvmeof-protocol.md §1.1)
+            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "PSDT is not 01b (SGL)");
+            return;
+        }
+        int fuse = c.fuse();
+        if (fuse != FusedCompareAndWrite.FUSE_NONE
+                && (qid <= 0 || fuse != FusedCompareAndWrite.FUSE_FIRST && fuse != FusedCompareAndWrite.FUSE_SECOND)) {
+            // Only NVM commands fuse (Compare and Write, NVMe Base 2.0c §3.4.2); FUSE 11b is reserved.
+            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "FUSE " + fuse + " on queue " + qid);
             return;
         }
         if (c.opcode() == FabricsCommandType.OPCODE) {
@@ -178,11 +190,15 @@ final class QueueSession implements QueueHandler, DataReceiver {
         sqsize = newSqsize;
         sqFlowControlDisabled = noFlowControl;
         sqhd = 0;
+        if (newQid > 0) {
+            nvm.attach(s);
+        }
         channel.connected(newQid, newSqsize, noFlowControl);
     }
 
     /** Disconnect: the queue belongs to no controller any more. */
     void unbind() {
+        nvm.detach();
         controller = null;
         qid = -1;
     }

@@ -202,9 +202,13 @@ class ConnectTest {
         FakeRequest prp = InJvmHost.flush(1);
         prp.sqe().flags(0x00);
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(prp).status());
+        // Fused: only Compare may be the first command (SPDK answers Invalid Opcode); FUSE 11b is reserved.
         FakeRequest fused = InJvmHost.flush(1);
         fused.sqe().flags(0x41);
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(fused).status());
+        assertEquals(Status.dnr(Status.INVALID_OPCODE), host.io(fused).status());
+        FakeRequest reserved = InJvmHost.flush(1);
+        reserved.sqe().flags(0x43);
+        assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(reserved).status());
         FakeRequest fabricsPrp = new FakeRequest().expect(0);
         fabricsPrp.sqe().flags(0).opcode(0x7F).fctype(0x04).property(1, 0, 0);
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(fabricsPrp).status());
