@@ -111,15 +111,17 @@ final class FabricsCommands {
         }
         ConnectData d = connectData;
         d.wrap(request.data(), 0);
+        // An NQN field without its NUL terminator is read as its first 255 bytes, as nvmet reads it (the spec asks
+        // for the NUL; a host that forgets it still connects, with a warning).
         String subnqn = d.subNqn();
         if (subnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_SUBNQN, "SUBNQN not NUL-terminated");
-            return;
+            subnqn = d.nqnTruncated(ConnectData.SUBNQN_OFFSET);
+            LOG.log(Level.WARNING, "Connect: SUBNQN without a NUL terminator, read as " + subnqn);
         }
         String hostnqn = d.hostNqn();
         if (hostnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_HOSTNQN, "HOSTNQN not NUL-terminated");
-            return;
+            hostnqn = d.nqnTruncated(ConnectData.HOSTNQN_OFFSET);
+            LOG.log(Level.WARNING, "Connect: HOSTNQN without a NUL terminator, read as " + hostnqn);
         }
         connectingHost = hostnqn;
         Subsystem s = target.subsystemForConnect(subnqn);

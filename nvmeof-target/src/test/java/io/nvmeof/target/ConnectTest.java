@@ -197,6 +197,23 @@ class ConnectTest {
     }
 
     @Test
+    void nqnWithoutNulIsReadAsItsFirst255BytesAsNvmetDoes() {
+        FakeRequest noNul = InJvmHost.connect(0, 31, 0, 0, 0xFFFF, TestTargets.NQN, "x");
+        int at = io.nvmeof.core.wire.ConnectData.HOSTNQN_OFFSET;
+        for (int i = 0; i < 256; i++) {
+            noNul.data().put(at + i, (byte) 'h');
+        }
+        InJvmQueue q = new InJvmQueue(target.acceptorFor(InJvmQueue.TCP_PORT), InJvmQueue.TCP_PORT);
+        try {
+            assertEquals(0, q.call(noNul).status(), "HOSTNQN of 256 bytes without NUL: accepted");
+            Controller c = target.subsystem(TestTargets.NQN).controllers().get(0);
+            assertEquals("h".repeat(255), c.hostNqn());
+        } finally {
+            q.close();
+        }
+    }
+
+    @Test
     void fuseAndPsdtAreChecked() {
         host.bringUp(TestTargets.NQN, 1);
         FakeRequest prp = InJvmHost.flush(1);
