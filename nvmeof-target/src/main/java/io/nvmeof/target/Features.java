@@ -73,6 +73,16 @@ final class Features {
             case KEEP_ALIVE_TIMER:
                 controller.keepAliveTimeout(value);
                 return Status.SUCCESS;
+            case IO_COMMAND_SET_PROFILE:
+                // Index into the I/O Command Set data structure (Identify CNS 1Ch): only combination 0 (NVM) exists,
+                // and it may change only while no I/O queue exists (NVMe Base 2.0c §5.27.1.21).
+                if (discovery) {
+                    return Status.dnr(Status.INVALID_FIELD);
+                }
+                if (controller.ioQueueCount() > 0) {
+                    return Status.dnr(Status.COMMAND_SEQUENCE_ERROR);
+                }
+                return (value & 0x1FF) == 0 ? Status.SUCCESS : Status.dnr(Status.IO_COMMAND_SET_COMBINATION_REJECTED);
             case ASYNC_EVENT_CONFIGURATION: {
                 if ((value & ~events.configurable()) != 0) {
                     // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4).
@@ -110,6 +120,7 @@ final class Features {
                         && (fid == FeatureId.NUMBER_OF_QUEUES
                                 || fid == FeatureId.VOLATILE_WRITE_CACHE
                                 || fid == FeatureId.HOST_IDENTIFIER
+                                || fid == FeatureId.IO_COMMAND_SET_PROFILE
                                 || FeatureValues.handles(fid)));
         if (!supported || sel > SEL_SUPPORTED_CAPABILITIES) {
             return Status.dnr(Status.INVALID_FIELD);
@@ -125,6 +136,10 @@ final class Features {
         }
         if (FeatureValues.handles(fid)) {
             return values.get(fid, c, current, request);
+        }
+        if (fid == FeatureId.IO_COMMAND_SET_PROFILE) {
+            request.response().dw0(0); // combination 0, current and default
+            return Status.SUCCESS;
         }
         int v;
         switch (fid) {

@@ -59,7 +59,8 @@ final class NvmCommands {
      */
     private boolean beginWrite(Runnable retry) {
         writing.enter();
-        if (gate.active()) {
+        FusedGate g = gate; // null once the queue left its subsystem: no pair can wait for it any more
+        if (g != null && g.active()) {
             writing.exit();
             session.channel().execute(retry);
             return false;
@@ -76,6 +77,11 @@ final class NvmCommands {
         if (fused.waitingForSecond() && c.fuse() != FusedCompareAndWrite.FUSE_SECOND) {
             fused.orphanFirst(); // a fused first must be followed at once by its second (NVMe Base 2.0c §3.4.2)
         }
+        run(request, c);
+    }
+
+    /** Runs a command that arrived (or, deferred by the FusedGate, runs it again: no fused-order check then). */
+    private void run(TargetRequest request, SubmissionQueueEntry c) {
         NvmOpcode opcode = NvmOpcode.of(c.opcode());
         int nsid = c.nsid();
         RamNamespace ns = session.subsystem().namespace(nsid);
@@ -117,7 +123,7 @@ final class NvmCommands {
                 if (request.directDataPlacement()) {
                     // Zero copy: the transport moves the data straight into namespace memory (RDMA Read). The
                     // write is in progress from here until its data is in (writeData or dataFailed).
-                    if (!beginWrite(() -> execute(request, c))) {
+                    if (!beginWrite(() -> run(request, c))) {
                         return;
                     }
                     status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
@@ -149,7 +155,7 @@ final class NvmCommands {
                 }
                 int status = checkRange(c, ns);
                 if (status == Status.SUCCESS) {
-                    if (!beginWrite(() -> execute(request, c))) {
+                    if (!beginWrite(() -> run(request, c))) {
                         return;
                     }
                     int shift = ns.blockShift();

@@ -95,6 +95,17 @@ class FeaturesTest {
     }
 
     @Test
+    void ioCommandSetProfile() {
+        check(host.connectAdmin(TestTargets.NQN, 5000));
+        host.enable();
+        assertEquals(0, set(0x19, 0), "combination 0: NVM");
+        assertEquals(Status.dnr(Status.IO_COMMAND_SET_COMBINATION_REJECTED), set(0x19, 1));
+        assertEquals(0, get(0x19, 0));
+        check(host.connectIo(1, 127));
+        assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR), set(0x19, 0), "not while I/O queues exist");
+    }
+
+    @Test
     void hostIdentifierFromConnect() {
         host.bringUp(TestTargets.NQN, 1);
         FakeRequest r = new FakeRequest().expect(16);

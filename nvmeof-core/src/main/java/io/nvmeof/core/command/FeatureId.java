@@ -19,6 +19,8 @@ public enum FeatureId {
     INTERRUPT_VECTOR_CONFIGURATION(0x09),
     WRITE_ATOMICITY_NORMAL(0x0A),
     KEEP_ALIVE_TIMER(0x0F),
+    /** I/O Command Set Profile: the I/O Command Set data structure's combination in use (here only 0, NVM). */
+    IO_COMMAND_SET_PROFILE(0x19),
     /** Host Identifier: on fabrics it comes from Connect, so Set Features of it is a Command Sequence Error. */
     HOST_IDENTIFIER(0x81);
 

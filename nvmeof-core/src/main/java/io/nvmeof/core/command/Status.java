@@ -62,6 +62,8 @@ public final class Status {
     public static final int CONNECT_RESTART_DISCOVERY = of(SCT_COMMAND_SPECIFIC, 0x83);
     public static final int CONNECT_INVALID_HOST = of(SCT_COMMAND_SPECIFIC, 0x84);
     public static final int INVALID_QUEUE_TYPE = of(SCT_COMMAND_SPECIFIC, 0x85);
+    /** Set Features I/O Command Set Profile: a combination the controller does not have. */
+    public static final int IO_COMMAND_SET_COMBINATION_REJECTED = of(SCT_COMMAND_SPECIFIC, 0x2B);
     /** Copy (NVM Command Set 1.0c §3.2.2): a range, the range count or the total beyond MSSRL, MSRC or MCL. Same code as Connect Restart Discovery: command specific. */
     public static final int COMMAND_SIZE_LIMIT_EXCEEDED = of(SCT_COMMAND_SPECIFIC, 0x83);
 
@@ -188,6 +190,8 @@ public final class Status {
                         return "Invalid Log Page";
                     case 0x0D:
                         return "Feature Identifier Not Saveable";
+                    case 0x2B:
+                        return "I/O Command Set Combination Rejected";
                     case 0x80:
                         return "Connect Incompatible Format / Conflicting Attributes";
                     case 0x81:
