@@ -181,6 +181,9 @@ final class AdminCommands {
                     log = events.changedNamespaceLog(rae);
                     break;
                 case COMMANDS_SUPPORTED_AND_EFFECTS:
+                    if ((c.cdw14() >>> 24) != IdentifyCommandSets.CSI_NVM) {
+                        return Status.dnr(Status.INVALID_LOG_PAGE); // CSI (CDW14 31:24): NVM only, as nvmet
+                    }
                     log = LogPages.commandEffects();
                     break;
                 case VENDOR_PERF_STATS:

@@ -90,6 +90,9 @@ class IdentifyLogsAbortTest {
             assertEquals(1, effects.getInt(1024 + 4 * op) & 1, "I/O opcode " + op + " CSUPP");
         }
         assertEquals(2, effects.getInt(1024 + 4 * 0x19) & 2, "Copy changes blocks (LBCC)");
+        FakeRequest zns = InJvmHost.getLogPage(0x05, 0, 0, 4096, false);
+        zns.sqe().cdw(14, 2 << 24);
+        assertEquals(Status.dnr(Status.INVALID_LOG_PAGE), host.admin(zns).status(), "CSI 2: not here");
         for (int op : new int[] {0x02, 0x06, 0x08, 0x09, 0x0A, 0x0C, 0x18}) {
             assertEquals(1, effects.getInt(4 * op) & 1, "admin opcode " + op + " CSUPP");
         }
