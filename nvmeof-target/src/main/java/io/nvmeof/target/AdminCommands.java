@@ -61,13 +61,24 @@ final class AdminCommands {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_OPCODE);
                 }
-                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted"
-                // (nvmeof-protocol.md §3.1).
-                request.response().dw0(1);
-                return Status.SUCCESS;
+                return abort(request, c);
             default:
                 return Status.dnr(Status.INVALID_OPCODE);
         }
+    }
+
+    /**
+     * Abort (NVMe Base 2.0c §5.1): SQID in CDW10 bits 15:0, CID in bits 31:16. An outstanding Asynchronous Event
+     * Request is aborted (it completes with Command Abort Requested) and DW0 bit 0 = 0 says so. Every other command
+     * here runs to completion as it arrives (nothing waits in a queue to start), so it cannot be aborted: DW0 bit 0 =
+     * 1, "not aborted", success, as the spec allows; a command not found is not aborted either.
+     */
+    private int abort(TargetRequest request, SubmissionQueueEntry c) {
+        int sqid = c.cdw10() & 0xFFFF;
+        int cid = c.cdw10() >>> 16;
+        boolean aborted = sqid == 0 && events.abort(cid);
+        request.response().dw0(aborted ? 0 : 1);
+        return Status.SUCCESS;
     }
 
     // Identify (nvmeof-protocol.md §3.2)
@@ -86,6 +97,9 @@ final class AdminCommands {
         }
         if (cns == null) {
             return Status.dnr(Status.INVALID_FIELD);
+        }
+        if (IdentifyCommandSets.handles(cns)) {
+            return IdentifyCommandSets.identify(request, c, cns, subsystem());
         }
         switch (cns) {
             case NAMESPACE: {
@@ -115,14 +129,6 @@ final class AdminCommands {
                 page = IdentifyPages.descriptors(ns);
                 break;
             }
-            case IO_COMMAND_SET_CONTROLLER:
-                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md
-                // §3.2.4).
-                if ((c.cdw11() >>> 24) != 0) {
-                    return Status.dnr(Status.INVALID_FIELD);
-                }
-                page = IdentifyPages.zero();
-                break;
             default:
                 return Status.dnr(Status.INVALID_FIELD);
         }
@@ -159,6 +165,12 @@ final class AdminCommands {
                 return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
             }
             switch (lid) {
+                case SUPPORTED_LOG_PAGES:
+                    log = SupportLogPages.supportedLogPages();
+                    break;
+                case FIRMWARE_SLOT_INFORMATION:
+                    log = SupportLogPages.firmwareSlots();
+                    break;
                 case ERROR_INFORMATION:
                     log = controller.errorLog();
                     break;
@@ -169,6 +181,9 @@ final class AdminCommands {
                     log = events.changedNamespaceLog(rae);
                     break;
                 case COMMANDS_SUPPORTED_AND_EFFECTS:
+                    if ((c.cdw14() >>> 24) != IdentifyCommandSets.CSI_NVM) {
+                        return Status.dnr(Status.INVALID_LOG_PAGE); // CSI (CDW14 31:24): NVM only, as nvmet
+                    }
                     log = LogPages.commandEffects();
                     break;
                 case VENDOR_PERF_STATS:

@@ -68,6 +68,21 @@ final class AsyncEvents {
         return QueueSession.PENDING;
     }
 
+    /**
+     * Abort of a held request: completes the AER with CID {@code cid} with Command Abort Requested and returns true,
+     * or false if no held AER has that CID.
+     */
+    boolean abort(int cid) {
+        for (TargetRequest aer : heldAers) {
+            if (aer.command().cid() == cid) {
+                heldAers.remove(aer);
+                admin.complete(aer, Status.ABORT_REQUESTED);
+                return true;
+            }
+        }
+        return false;
+    }
+
     int heldCount() {
         return heldAers.size();
     }

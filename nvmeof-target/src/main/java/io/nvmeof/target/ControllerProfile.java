@@ -31,8 +31,18 @@ final class ControllerProfile {
     static final int ERROR_LOG_ENTRIES = 16;
     /** CMIC bit 1: more than one controller per subsystem, so a host may connect twice / multipath (nvmeof-protocol.md §3.2.1). */
     static final int CMIC = 0x02;
-    /** ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes; no Timestamp (bit 6), nvmeof-protocol.md §3.2.1. */
-    static final int ONCS = 0x01 | 0x04 | 0x08;
+    /**
+     * ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes, bit 4 Save field and Select field (Get
+     * Features SEL is answered; no feature is saveable), bit 7 Verify, bit 8 Copy; no Timestamp (bit 6),
+     * nvmeof-protocol.md §3.2.1. nvmet has bits 2, 3 and 5 only.
+     */
+    static final int ONCS = 0x01 | 0x04 | 0x08 | (1 << 4) | (1 << 7) | (1 << 8);
+    /** FUSES bit 0: fused Compare and Write (FusedCompareAndWrite). nvmet has 0. */
+    static final int FUSES = 0x1;
+    /** ACWU, 0's based blocks: a fused Compare and Write is atomic at any length (FusedGate), so the most it can say. */
+    static final int ACWU = 0xFFFF;
+    /** OCFS bit 0: Copy source range entries of format 0 (NvmCopy). */
+    static final int OCFS_COPY = 0x1;
     /** VWC bit 0: a volatile write cache is reported so the host sends Flush and FUA (both trivially done in RAM). */
     static final int VWC = 0x01;
     /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */

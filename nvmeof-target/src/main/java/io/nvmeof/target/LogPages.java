@@ -198,6 +198,8 @@ final class LogPages {
         b.putInt(io + 4 * NvmOpcode.COMPARE.code(), csupp);
         b.putInt(io + 4 * NvmOpcode.WRITE_ZEROES.code(), csupp | lbcc);
         b.putInt(io + 4 * NvmOpcode.DATASET_MANAGEMENT.code(), csupp | lbcc);
+        b.putInt(io + 4 * NvmOpcode.VERIFY.code(), csupp);
+        b.putInt(io + 4 * NvmOpcode.COPY.code(), csupp | lbcc);
         return b;
     }
 

@@ -9,7 +9,9 @@ import java.nio.ByteBuffer;
 
 /**
  * The NVM command set I/O commands of one I/O queue (nvmeof-protocol.md §4): Read, Write, Compare, Flush, Write
- * Zeroes and Dataset Management on the queue's subsystem's RAM namespaces. Owned by its {@link QueueSession}, used
+ * Zeroes, Dataset Management, Verify and Copy ({@link NvmCopy}) on the queue's subsystem's RAM namespaces, and fused
+ * Compare and Write ({@link FusedCompareAndWrite}). Every change of namespace memory is bracketed by this queue's
+ * {@link FusedGate.Mark} (two volatile stores and a volatile load) so fused pairs are atomic without a lock here. Owned by its {@link QueueSession}, used
  * only on that queue's thread; it completes every command through the session, and the session is the
  * {@code DataReceiver} that brings write data back here ({@link #dataReceived}).
  *
@@ -25,13 +27,61 @@ final class NvmCommands {
     private static final int DSM_RANGE = 16;
 
     private final QueueSession session;
+    private final FusedCompareAndWrite fused;
+    private final NvmCopy copy = new NvmCopy();
+    /** This queue's writes in progress, which a fused Compare and Write waits for (FusedGate). */
+    private final FusedGate.Mark writing = new FusedGate.Mark();
+
+    private FusedGate gate;
 
     NvmCommands(QueueSession session) {
         this.session = session;
+        this.fused = new FusedCompareAndWrite(session);
+    }
+
+    /** The queue became an I/O queue of {@code subsystem}: its writes count for fused pairs from now on. */
+    void attach(Subsystem subsystem) {
+        gate = subsystem.fusedGate();
+        gate.register(writing);
+    }
+
+    /** The queue left its subsystem. */
+    void detach() {
+        if (gate != null) {
+            gate.unregister(writing);
+            gate = null;
+        }
+    }
+
+    /**
+     * Enters a write that changes namespace memory; false if a fused pair runs, and then {@code retry} runs later on
+     * this queue's thread (FusedGate: the write waits, the thread does not). Pair with {@link #endWrite()}.
+     */
+    private boolean beginWrite(Runnable retry) {
+        writing.enter();
+        FusedGate g = gate; // null once the queue left its subsystem: no pair can wait for it any more
+        if (g != null && g.active()) {
+            writing.exit();
+            session.channel().execute(retry);
+            return false;
+        }
+        return true;
+    }
+
+    private void endWrite() {
+        writing.exit();
     }
 
     /** An NVM command on this I/O queue: checks it, then runs it or asks for its data. */
     void execute(TargetRequest request, SubmissionQueueEntry c) {
+        if (fused.waitingForSecond() && c.fuse() != FusedCompareAndWrite.FUSE_SECOND) {
+            fused.orphanFirst(); // a fused first must be followed at once by its second (NVMe Base 2.0c §3.4.2)
+        }
+        run(request, c);
+    }
+
+    /** Runs a command that arrived (or, deferred by the FusedGate, runs it again: no fused-order check then). */
+    private void run(TargetRequest request, SubmissionQueueEntry c) {
         NvmOpcode opcode = NvmOpcode.of(c.opcode());
         int nsid = c.nsid();
         RamNamespace ns = session.subsystem().namespace(nsid);
@@ -46,6 +96,10 @@ final class NvmCommands {
         }
         if (opcode == null) {
             session.complete(request, Status.dnr(Status.INVALID_OPCODE));
+            return;
+        }
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.execute(request, c, ns);
             return;
         }
         switch (opcode) {
@@ -67,9 +121,14 @@ final class NvmCommands {
                     return;
                 }
                 if (request.directDataPlacement()) {
-                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read).
+                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read). The
+                    // write is in progress from here until its data is in (writeData or dataFailed).
+                    if (!beginWrite(() -> run(request, c))) {
+                        return;
+                    }
                     status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
                     if (status != Status.SUCCESS) {
+                        endWrite();
                         session.complete(request, status); // the transport releases the chunks already named
                         return;
                     }
@@ -96,10 +155,28 @@ final class NvmCommands {
                 }
                 int status = checkRange(c, ns);
                 if (status == Status.SUCCESS) {
+                    if (!beginWrite(() -> run(request, c))) {
+                        return;
+                    }
                     int shift = ns.blockShift();
                     ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
+                    endWrite();
                 }
                 session.complete(request, status);
+                return;
+            }
+            case VERIFY:
+                // Verify (NVM Command Set 1.0c §3.3.4): RAM holds no unreadable block, so a range that exists
+                // verifies. No data moves; FUA, LR and PRINFO change nothing here.
+                session.complete(request, checkRange(c, ns));
+                return;
+            case COPY: {
+                int status = NvmCopy.check(request, c, ns);
+                if (status != Status.SUCCESS) {
+                    session.complete(request, status);
+                    return;
+                }
+                request.receiveData(session); // the source range list; continues in dataReceived()
                 return;
             }
             case DATASET_MANAGEMENT: {
@@ -136,7 +213,7 @@ final class NvmCommands {
     }
 
     /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */
-    private static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
+    static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
         int status = checkRange(c, ns);
         if (status != Status.SUCCESS) {
             return status;
@@ -149,6 +226,10 @@ final class NvmCommands {
 
     /** The data of a Write, Compare or Dataset Management arrived (status 0): finishes the command. */
     void dataReceived(TargetRequest request, SubmissionQueueEntry c) {
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.dataIn(request);
+            return;
+        }
         NvmOpcode opcode = NvmOpcode.of(c.opcode());
         if (opcode == null) {
             session.complete(request, Status.INTERNAL_ERROR);
@@ -164,6 +245,9 @@ final class NvmCommands {
             case DATASET_MANAGEMENT:
                 dsmData(request, c);
                 break;
+            case COPY:
+                copyData(request, c);
+                break;
             default:
                 session.complete(request, Status.INTERNAL_ERROR);
                 break;
@@ -177,11 +261,43 @@ final class NvmCommands {
             return;
         }
         if (request.directDataPlacement()) {
+            endWrite(); // begun before placeWrite
             ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
             session.complete(request, Status.SUCCESS);
             return;
         }
-        session.complete(request, ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength()));
+        if (!beginWrite(() -> writeData(request, c))) {
+            return;
+        }
+        int status = ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength());
+        endWrite();
+        session.complete(request, status);
+    }
+
+    /** The data of a command failed to arrive (status non-zero): completes it, and its fused partner if any. */
+    void dataFailed(TargetRequest request, SubmissionQueueEntry c, int status) {
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.dataFailed(request, status);
+            return;
+        }
+        if (NvmOpcode.of(c.opcode()) == NvmOpcode.WRITE && request.directDataPlacement()) {
+            endWrite(); // begun before placeWrite
+        }
+        session.complete(request, status);
+    }
+
+    private void copyData(TargetRequest request, SubmissionQueueEntry c) {
+        RamNamespace ns = session.subsystem().namespace(c.nsid());
+        if (ns == null) {
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        if (!beginWrite(() -> copyData(request, c))) {
+            return;
+        }
+        int status = copy.copy(request.data(), c, ns);
+        endWrite();
+        session.complete(request, status);
     }
 
     private void compareData(TargetRequest request, SubmissionQueueEntry c) {
@@ -212,12 +328,16 @@ final class NvmCommands {
                 return;
             }
         }
+        if (!beginWrite(() -> dsmData(request, c))) {
+            return;
+        }
         int shift = ns.blockShift();
         for (int i = 0; i < ranges; i++) {
             long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL;
             long slba = data.getLong(i * DSM_RANGE + 8);
             ns.zero(slba << shift, nlb << shift, true);
         }
+        endWrite();
         session.complete(request, Status.SUCCESS);
     }
 }

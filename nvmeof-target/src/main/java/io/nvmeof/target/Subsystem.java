@@ -23,6 +23,8 @@ public final class Subsystem {
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = ControllerProfile.MIN_CNTLID;
+    /** Fused Compare and Write against the writes of every queue (FusedGate). */
+    private final FusedGate fusedGate = new FusedGate();
 
     Subsystem(
             String nqn,
@@ -67,6 +69,10 @@ public final class Subsystem {
     /** Identify MN (at most 40 characters). */
     public String model() {
         return model;
+    }
+
+    FusedGate fusedGate() {
+        return fusedGate;
     }
 
     /** Whether {@code hostNqn} may connect (nvmeof-protocol.md §2.2): the discovery subsystem allows every host. */

@@ -58,7 +58,7 @@ class BringUpTest {
         assertEquals(15, Properties.capTimeout(cap));
         assertEquals(0, Properties.capMpsmin(cap));
         assertTrue((cap & (1L << 37)) != 0, "CSS NVM");
-        assertEquals(0, cap & (1L << 43), "no CSI");
+        assertTrue((cap & (1L << 43)) != 0, "CSS I/O command sets, as nvmet");
         // 5-9: enable
         check(host.propertySet(Properties.CC, 0x00460000));
         assertEquals(0, check(host.propertyGet(Properties.CSTS, false)).dw0());
@@ -91,7 +91,8 @@ class BringUpTest {
         assertEquals(0x44, id.get(513) & 0xFF);
         assertEquals(128, id.getShort(514), "MAXCMD");
         assertEquals(1024, id.getInt(516), "NN");
-        assertEquals(0x0D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes; no Timestamp");
+        assertEquals(
+                0x19D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes, Save/Select, Verify, Copy; no Timestamp");
         assertEquals(1, id.get(525), "VWC");
         assertEquals(0x00100001, id.getInt(536), "SGLS from the port");
         assertEquals(TestTargets.NQN, nqn(id, 768));

@@ -5,8 +5,12 @@ package io.nvmeof.core.command;
  * Any other LID is not one of these: {@link #of(int)} returns null.
  */
 public enum LogPageId {
+    /** Supported Log Pages: which LIDs this controller returns. */
+    SUPPORTED_LOG_PAGES(0x00),
     ERROR_INFORMATION(0x01),
     SMART_HEALTH_INFORMATION(0x02),
+    /** Firmware Slot Information: one read-only slot, active. */
+    FIRMWARE_SLOT_INFORMATION(0x03),
     CHANGED_NAMESPACE_LIST(0x04),
     COMMANDS_SUPPORTED_AND_EFFECTS(0x05),
     /** The discovery log page, on a discovery controller only. */

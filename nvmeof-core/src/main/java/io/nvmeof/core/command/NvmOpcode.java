@@ -10,6 +10,7 @@ public enum NvmOpcode {
     WRITE_ZEROES(0x08),
     DATASET_MANAGEMENT(0x09),
     VERIFY(0x0C),
+    COPY(0x19),
     FABRICS(0x7F);
 
     private static final NvmOpcode[] BY_CODE = new NvmOpcode[256];

@@ -28,6 +28,11 @@ public final class Status {
     public static final int INTERNAL_ERROR = of(SCT_GENERIC, 0x06);
     public static final int ABORT_REQUESTED = of(SCT_GENERIC, 0x07);
     public static final int ABORTED_SQ_DELETION = of(SCT_GENERIC, 0x08);
+    /** The other command of a fused pair failed (NVMe Base 2.0c §3.4.2). */
+    public static final int ABORTED_FAILED_FUSED = of(SCT_GENERIC, 0x09);
+    /** The other command of a fused pair did not come (NVMe Base 2.0c §3.4.2). */
+    public static final int ABORTED_MISSING_FUSED = of(SCT_GENERIC, 0x0A);
+
     public static final int INVALID_NAMESPACE = of(SCT_GENERIC, 0x0B);
     public static final int COMMAND_SEQUENCE_ERROR = of(SCT_GENERIC, 0x0C);
     public static final int INVALID_SGL_LAST_SEGMENT = of(SCT_GENERIC, 0x0D);
@@ -57,6 +62,11 @@ public final class Status {
     public static final int CONNECT_RESTART_DISCOVERY = of(SCT_COMMAND_SPECIFIC, 0x83);
     public static final int CONNECT_INVALID_HOST = of(SCT_COMMAND_SPECIFIC, 0x84);
     public static final int INVALID_QUEUE_TYPE = of(SCT_COMMAND_SPECIFIC, 0x85);
+    /** Set Features I/O Command Set Profile: a combination the controller does not have. */
+    public static final int IO_COMMAND_SET_COMBINATION_REJECTED = of(SCT_COMMAND_SPECIFIC, 0x2B);
+    /** Copy (NVM Command Set 1.0c §3.2.2): a range, the range count or the total beyond MSSRL, MSRC or MCL. Same code as Connect Restart Discovery: command specific. */
+    public static final int COMMAND_SIZE_LIMIT_EXCEEDED = of(SCT_COMMAND_SPECIFIC, 0x83);
+
     public static final int DISCOVER_RESTART = of(SCT_COMMAND_SPECIFIC, 0x90);
     public static final int AUTHENTICATION_REQUIRED = of(SCT_COMMAND_SPECIFIC, 0x91);
 
@@ -128,6 +138,10 @@ public final class Status {
                         return "Command Abort Requested";
                     case 0x08:
                         return "Command Aborted due to SQ Deletion";
+                    case 0x09:
+                        return "Command Aborted due to Failed Fused Command";
+                    case 0x0A:
+                        return "Command Aborted due to Missing Fused Command";
                     case 0x0B:
                         return "Invalid Namespace or Format";
                     case 0x0C:
@@ -176,6 +190,8 @@ public final class Status {
                         return "Invalid Log Page";
                     case 0x0D:
                         return "Feature Identifier Not Saveable";
+                    case 0x2B:
+                        return "I/O Command Set Combination Rejected";
                     case 0x80:
                         return "Connect Incompatible Format / Conflicting Attributes";
                     case 0x81:
@@ -183,7 +199,7 @@ public final class Status {
                     case 0x82:
                         return "Connect Invalid Parameters";
                     case 0x83:
-                        return "Connect Restart Discovery";
+                        return "Connect Restart Discovery / Command Size Limit Exceeded";
                     case 0x84:
                         return "Connect Invalid Host";
                     case 0x85:

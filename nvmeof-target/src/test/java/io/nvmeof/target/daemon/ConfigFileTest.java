@@ -78,9 +78,14 @@ class ConfigFileTest {
         assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:99999\" } ] }", "bad port");
         assertMessage("{ \"listeners\": [ { \"listen\": \"127.0.0.1:4420\" } ] }", "tcp://0.0.0.0:4420");
         assertMessage("{ \"subsystems\": [] }", "no listeners");
-        assertMessage(
-                "{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ { \"nqn\": \"disk1\" } ] }",
-                "starts with 'nqn.'");
+        // An NQN without the "nqn." prefix is accepted (with a warning), as nvmet accepts it.
+        assertEquals(
+                "disk1",
+                ConfigFile.parse("{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ {"
+                                + " \"nqn\": \"disk1\" } ] }")
+                        .subsystems()
+                        .get(0)
+                        .nqn());
         assertMessage("{ \"listeners\": [ ", "not valid JSON");
         assertMessage(
                 "{ \"listeners\": [ { \"listen\": \"tcp://a\" } ], \"subsystems\": [ { \"nqn\": \"nqn.a:b\" },"
