@@ -34,7 +34,8 @@ class AdminIdentifierTest {
             assertSame(l, LogPageId.of(l.code()));
         }
         assertNull(LogPageId.of(0x00));
-        assertNull(LogPageId.of(0x0C));
+        assertEquals(0x0C, LogPageId.ASYMMETRIC_NAMESPACE_ACCESS.code());
+        assertNull(LogPageId.of(0x03));
         assertSame(LogPageId.DISCOVERY, LogPageId.of(0x00048070), "CDW10: only bits 7:0 are the LID");
     }
 
