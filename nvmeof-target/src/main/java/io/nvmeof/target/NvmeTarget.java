@@ -96,7 +96,7 @@ public final class NvmeTarget implements AutoCloseable {
                         throw new IllegalArgumentException("namespace UUID " + ns.uuid() + " used twice (" + sc.nqn()
                                 + " nsid " + ns.nsid() + "): the Linux host would drop one of them");
                     }
-                    s.ana().assign(ns.nsid(), nc.anaGroup());
+                    assignAnaGroup(s, ns.nsid(), nc.anaGroup());
                     s.addNamespace(ns);
                 }
                 for (AnaStateConfig a : sc.anaStates()) {
@@ -271,7 +271,7 @@ public final class NvmeTarget implements AutoCloseable {
         RamNamespace ns;
         synchronized (s) {
             ns = newNamespace(s, nc);
-            s.ana().assign(ns.nsid(), nc.anaGroup());
+            assignAnaGroup(s, ns.nsid(), nc.anaGroup());
             s.addNamespace(ns);
         }
         LOG.log(Level.INFO, "added " + ns + " to " + s.nqn());
@@ -320,6 +320,15 @@ public final class NvmeTarget implements AutoCloseable {
             LOG.log(Level.INFO, "namespace " + nsid + " of " + subsystemNqn + " is in ANA group " + group);
         }
         return changed;
+    }
+
+    /** Puts a namespace about to be added into its ANA group, unless the NSID is taken (addNamespace then refuses it). */
+    private static void assignAnaGroup(Subsystem s, int nsid, int group) {
+        synchronized (s) {
+            if (s.namespace(nsid) == null) {
+                s.ana().assign(nsid, group);
+            }
+        }
     }
 
     private Subsystem requireSubsystem(String nqn) {

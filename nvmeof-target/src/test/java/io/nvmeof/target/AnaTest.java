@@ -332,6 +332,11 @@ class AnaTest {
         assertEquals(5, check(a.admin(InJvmHost.identify(0x00, 4))).dataBuffer().getInt(92));
         assertEquals(
                 Status.ANA_INACCESSIBLE, a.io(InJvmHost.read(4, 0, 1, 4096)).status());
+        assertThrows(
+                IllegalArgumentException.class,
+                () -> target.addNamespace(NQN, NamespaceConfig.of(2, 1L << 20).withAnaGroup(9)),
+                "NSID 2 is taken");
+        assertEquals(2, target.subsystem(NQN).ana().groupOf(2), "the refused add did not move namespace 2");
         target.removeNamespace(NQN, 4);
         target.addNamespace(NQN, NamespaceConfig.of(4, 1L << 20));
         assertEquals(1, check(a.admin(InJvmHost.identify(0x00, 4))).dataBuffer().getInt(92), "back in group 1");
