@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>Run with {@code mvn -B -o -pl nvmeof-target -am verify -Dit.test=LinuxMultipathAnaIT -Dtest=none
  * -Dsurefire.failIfNoSpecifiedTests=false -Dfailsafe.failIfNoSpecifiedTests=false}. One VM boot; about 1.5 minutes
- * (92 s measured with the linux-6.1 guest).
+ * (88–92 s measured with the linux-6.1 guest).
  */
 @Tag("vm")
 @Timeout(value = 25, unit = java.util.concurrent.TimeUnit.MINUTES)
