@@ -20,6 +20,8 @@ import java.nio.ByteOrder;
 final class AdminCommands {
     /** Get Log Page CDW10 bit 15: RAE, retain the asynchronous event (nvmeof-protocol.md §3.3). */
     private static final int RAE = 0x8000;
+    /** Get Log Page CDW10 bit 8: LSP bit 0, for the ANA log RGO, return groups only (nvmeof-protocol.md §3.3). */
+    private static final int LSP_ANA_RGO = 0x100;
 
     private final Controller controller;
     private final NvmeTarget target;
@@ -110,6 +112,9 @@ final class AdminCommands {
                 // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent
                 // (nvmeof-protocol.md §3.2).
                 page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
+                if (ns != null) {
+                    controller.anaPath().identifyNamespace(page, nsid); // ANAGRPID, NUSE
+                }
                 break;
             }
             case CONTROLLER:
@@ -185,6 +190,10 @@ final class AdminCommands {
                         return Status.dnr(Status.INVALID_LOG_PAGE); // CSI (CDW14 31:24): NVM only, as nvmet
                     }
                     log = LogPages.commandEffects();
+                    break;
+                case ASYMMETRIC_NAMESPACE_ACCESS:
+                    log = controller.anaPath().log((cdw10 & LSP_ANA_RGO) != 0);
+                    events.anaLogRead(rae);
                     break;
                 case VENDOR_PERF_STATS:
                     log = LogPages.perfStats(subsystem()); // vendor specific: CPU and work counters for nvmeof-perf

@@ -59,6 +59,8 @@ public final class Controller {
     // The admin commands (nvmeof-protocol.md §3) and the state they own: features (§3.4), asynchronous events (§3.6).
     private final AsyncEvents events;
     private final AdminCommands adminCommands;
+    /** The ANA states of this controller's listener (AnaGroups), read by the I/O queues. */
+    private final AnaPath anaPath;
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
@@ -83,6 +85,7 @@ public final class Controller {
         this.katoMillis = effectiveKato(connectKatoMillis);
         this.events = new AsyncEvents(this, admin);
         this.adminCommands = new AdminCommands(this, target, new Features(this, events), events);
+        this.anaPath = subsystem.ana().path(port.portId());
     }
 
     /**
@@ -147,6 +150,18 @@ public final class Controller {
         for (int i = 1; i < ioQueues.length(); i++) {
             if (ioQueues.get(i) != null) {
                 n++;
+            }
+        }
+        return n;
+    }
+
+    /** NVM commands the I/O queues now connected accepted for processing: the I/O this path carried. */
+    public long ioCommands() {
+        long n = 0;
+        for (int i = 1; i < ioQueues.length(); i++) {
+            QueueSession q = ioQueues.get(i);
+            if (q != null) {
+                n += q.processedCommands();
             }
         }
         return n;
@@ -390,6 +405,16 @@ public final class Controller {
     /** The discovery log changed: raise the notice on a discovery controller that enabled it. */
     void discoveryChanged() {
         events.discoveryChanged();
+    }
+
+    /** An ANA group state or membership this controller reports changed: raise the ANA change notice. */
+    void anaChanged() {
+        events.anaChanged();
+    }
+
+    /** The ANA states of the listener this controller was connected through. */
+    AnaPath anaPath() {
+        return anaPath;
     }
 
     int heldAerCount() {

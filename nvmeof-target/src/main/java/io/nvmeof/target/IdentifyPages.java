@@ -63,6 +63,9 @@ final class IdentifyPages {
         b.put(1802, (byte) 0); // FCATT: dynamic controller model
         b.put(1803, (byte) 1); // MSDBD: one SGL data block descriptor
         b.putShort(1804, (short) (discovery ? 0 : ControllerProfile.OFCS));
+        if (!discovery) {
+            AnaGroups.identifyController(b); // CMIC bit 3, ANATT, ANACAP, ANAGRPMAX, NANAGRPID, MNAN
+        }
         return b;
     }
 

@@ -6,6 +6,7 @@ import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The NVM command set I/O commands of one I/O queue (nvmeof-protocol.md §4): Read, Write, Compare, Flush, Write
@@ -33,6 +34,12 @@ final class NvmCommands {
     private final FusedGate.Mark writing = new FusedGate.Mark();
 
     private FusedGate gate;
+
+    /**
+     * NVM commands this queue accepted for processing (past the namespace and ANA checks): per-path statistics for
+     * {@link Controller#ioCommands()}. Written only by this queue's thread (a release store, no lock), read by any.
+     */
+    private final AtomicLong processed = new AtomicLong();
 
     NvmCommands(QueueSession session) {
         this.session = session;
@@ -94,6 +101,14 @@ final class NvmCommands {
                             : Status.dnr(Status.INVALID_NAMESPACE));
             return;
         }
+        // ANA (AnaPath): a group inaccessible, persistently lost or changing on this path fails every I/O command with
+        // the path status and no DNR, before the opcode is looked at, as nvmet does.
+        int anaStatus = session.controller().anaPath().ioStatus(nsid);
+        if (anaStatus != Status.SUCCESS) {
+            session.complete(request, anaStatus);
+            return;
+        }
+        processed.lazySet(processed.get() + 1);
         if (opcode == null) {
             session.complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
@@ -199,6 +214,11 @@ final class NvmCommands {
             default:
                 session.complete(request, Status.dnr(Status.INVALID_OPCODE));
         }
+    }
+
+    /** NVM commands accepted on this queue so far. */
+    long processed() {
+        return processed.get();
     }
 
     /** SLBA + NLB within the namespace, unsigned (nvmeof-protocol.md §4.6). */

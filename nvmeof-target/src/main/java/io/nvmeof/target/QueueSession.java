@@ -65,6 +65,11 @@ final class QueueSession implements QueueHandler, DataReceiver {
         return qid;
     }
 
+    /** NVM commands this I/O queue accepted for processing (NvmCommands). */
+    long processedCommands() {
+        return nvm.processed();
+    }
+
     /** The controller this queue belongs to, or null before Connect. */
     Controller controller() {
         return controller;

@@ -1,6 +1,8 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.command.Nqn;
+import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -25,6 +27,8 @@ public final class Subsystem {
     private int nextCntlid = ControllerProfile.MIN_CNTLID;
     /** Fused Compare and Write against the writes of every queue (FusedGate). */
     private final FusedGate fusedGate = new FusedGate();
+
+    private final AnaGroups ana = new AnaGroups(this);
 
     Subsystem(
             String nqn,
@@ -132,6 +136,28 @@ public final class Subsystem {
             namespaces = t;
         }
         return ns;
+    }
+
+    // ---- Asymmetric Namespace Access (AnaGroups) ----
+
+    /** The ANA groups of this subsystem and their states per listener. */
+    public AnaGroups ana() {
+        return ana;
+    }
+
+    /** Gives {@code group} the state {@code state} on the listener with PORTID {@code portId}; see {@link AnaGroups#setState}. */
+    public boolean setAnaState(int portId, int group, AnaState state) {
+        return ana.setState(portId, group, state);
+    }
+
+    /** Gives {@code group} the state {@code state} on {@code listener}; see {@link AnaGroups#setState}. */
+    public boolean setAnaState(TargetListener listener, int group, AnaState state) {
+        return ana.setState(listener.portInfo().portId(), group, state);
+    }
+
+    /** Moves namespace {@code nsid} into ANA group {@code group}; see {@link AnaGroups#setGroup}. */
+    public boolean setAnaGroup(int nsid, int group) {
+        return ana.setGroup(nsid, group);
     }
 
     // ---- controllers ----

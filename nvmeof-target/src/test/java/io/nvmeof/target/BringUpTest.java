@@ -80,9 +80,9 @@ class BringUpTest {
         assertEquals(cntlid, id.getShort(78) & 0xFFFF, "CNTLID = Connect's");
         assertEquals("SN-TEST             ", ascii(id, 4, 20));
         assertEquals("test model", ascii(id, 24, 40).trim());
-        assertEquals(0x02, id.get(76), "CMIC");
+        assertEquals(0x0B, id.get(76), "CMIC: multi-port, multi-controller, ANA (as nvmet)");
         assertEquals(0x00010300, id.getInt(80), "VER");
-        assertEquals(0x100, id.getInt(92), "OAES");
+        assertEquals(0x900, id.getInt(92), "OAES: namespace attribute and ANA change notices");
         assertEquals(1, id.get(111), "CNTRLTYPE I/O");
         assertEquals(3, id.get(259), "AERL");
         assertEquals(0x06, id.get(261), "LPA");

@@ -13,6 +13,8 @@ public enum LogPageId {
     FIRMWARE_SLOT_INFORMATION(0x03),
     CHANGED_NAMESPACE_LIST(0x04),
     COMMANDS_SUPPORTED_AND_EFFECTS(0x05),
+    /** Asymmetric Namespace Access: the ANA group states of the path the command came on (nvmeof-protocol.md §3.3). */
+    ASYMMETRIC_NAMESPACE_ACCESS(0x0C),
     /** The discovery log page, on a discovery controller only. */
     DISCOVERY(0x70),
     /**

@@ -78,6 +78,12 @@ public final class Status {
 
     // Path related (SCT 3), nvmeof-protocol.md §1.4.
     public static final int INTERNAL_PATH_ERROR = of(SCT_PATH, 0x00);
+    /** The namespace's ANA group is in the Persistent Loss state on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_PERSISTENT_LOSS = of(SCT_PATH, 0x01);
+    /** The namespace's ANA group is Inaccessible on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_INACCESSIBLE = of(SCT_PATH, 0x02);
+    /** The namespace's ANA group is changing state on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_TRANSITION = of(SCT_PATH, 0x03);
 
     /** The wire status for SCT/SC, without More or DNR. */
     public static int of(int sct, int sc) {
@@ -229,8 +235,17 @@ public final class Status {
                 }
                 break;
             case SCT_PATH:
-                if (sc == 0x00) {
-                    return "Internal Path Error";
+                switch (sc) {
+                    case 0x00:
+                        return "Internal Path Error";
+                    case 0x01:
+                        return "Asymmetric Access Persistent Loss";
+                    case 0x02:
+                        return "Asymmetric Access Inaccessible";
+                    case 0x03:
+                        return "Asymmetric Access Transition";
+                    default:
+                        break;
                 }
                 break;
             default:

@@ -37,6 +37,7 @@ class AdminIdentifierTest {
         }
         assertEquals(0x00, LogPageId.SUPPORTED_LOG_PAGES.code());
         assertEquals(0x03, LogPageId.FIRMWARE_SLOT_INFORMATION.code());
+        assertEquals(0x0C, LogPageId.ASYMMETRIC_NAMESPACE_ACCESS.code());
         assertNull(LogPageId.of(0x06));
         assertSame(LogPageId.DISCOVERY, LogPageId.of(0x00048070), "CDW10: only bits 7:0 are the LID");
     }

@@ -12,6 +12,7 @@ import java.util.List;
  * @param namespaces   its namespaces
  * @param serial       Identify SN (at most 20 ASCII characters; null: derived from the NQN)
  * @param model        Identify MN (at most 40 ASCII characters; null: "nvmeof-java")
+ * @param anaStates    ANA group states per listener (a group without one is optimized on that listener)
  */
 public record SubsystemConfig(
         String nqn,
@@ -19,7 +20,8 @@ public record SubsystemConfig(
         List<String> hosts,
         List<NamespaceConfig> namespaces,
         String serial,
-        String model) {
+        String model,
+        List<AnaStateConfig> anaStates) {
     public SubsystemConfig {
         if (nqn == null || nqn.isBlank()) {
             throw new IllegalArgumentException("a subsystem needs an NQN");
@@ -38,11 +40,35 @@ public record SubsystemConfig(
         }
         hosts = hosts == null ? List.of() : List.copyOf(hosts);
         namespaces = namespaces == null ? List.of() : List.copyOf(namespaces);
+        anaStates = anaStates == null ? List.of() : List.copyOf(anaStates);
+        java.util.Set<Long> anaKeys = new java.util.HashSet<>();
+        for (AnaStateConfig a : anaStates) {
+            if (!anaKeys.add(((long) a.listener() << 32) | a.group())) {
+                throw new IllegalArgumentException(
+                        "ANA group " + a.group() + " has two states on listener " + a.listener());
+            }
+        }
         if (serial != null && (serial.length() > 20 || !serial.chars().allMatch(c -> c >= 0x20 && c < 0x7F))) {
             throw new IllegalArgumentException("serial must be at most 20 printable ASCII characters: " + serial);
         }
         if (model != null && (model.length() > 40 || !model.chars().allMatch(c -> c >= 0x20 && c < 0x7F))) {
             throw new IllegalArgumentException("model must be at most 40 printable ASCII characters: " + model);
         }
+    }
+
+    /** A subsystem whose ANA groups are optimized on every listener. */
+    public SubsystemConfig(
+            String nqn,
+            boolean allowAnyHost,
+            List<String> hosts,
+            List<NamespaceConfig> namespaces,
+            String serial,
+            String model) {
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, List.of());
+    }
+
+    /** This subsystem with these ANA states. */
+    public SubsystemConfig withAnaStates(List<AnaStateConfig> states) {
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states);
     }
 }
