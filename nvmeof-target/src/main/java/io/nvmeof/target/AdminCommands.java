@@ -168,6 +168,9 @@ final class AdminCommands {
                 case CHANGED_NAMESPACE_LIST:
                     log = events.changedNamespaceLog(rae);
                     break;
+                case RESERVATION_NOTIFICATION:
+                    log = controller.reservationNotices().read(rae); // one notice per read (NVMe Base 2.0 §8.19)
+                    break;
                 case COMMANDS_SUPPORTED_AND_EFFECTS:
                     log = LogPages.commandEffects();
                     break;

@@ -57,6 +57,8 @@ public final class Controller {
     // The admin commands (nvmeof-protocol.md §3) and the state they own: features (§3.4), asynchronous events (§3.6).
     private final AsyncEvents events;
     private final AdminCommands adminCommands;
+    /** Reservation notices for this controller (log page 80h, feature 82h), posted by any namespace's Reservations. */
+    private final ReservationNotices reservationNotices;
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
@@ -80,6 +82,7 @@ public final class Controller {
         this.port = admin.channel().portInfo();
         this.katoMillis = effectiveKato(connectKatoMillis);
         this.events = new AsyncEvents(this, admin);
+        this.reservationNotices = new ReservationNotices(events);
         this.adminCommands = new AdminCommands(this, target, new Features(this, events), events);
     }
 
@@ -380,6 +383,10 @@ public final class Controller {
     /** The discovery log changed: raise the notice on a discovery controller that enabled it. */
     void discoveryChanged() {
         events.discoveryChanged();
+    }
+
+    ReservationNotices reservationNotices() {
+        return reservationNotices;
     }
 
     int heldAerCount() {

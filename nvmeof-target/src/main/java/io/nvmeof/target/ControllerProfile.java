@@ -32,7 +32,13 @@ final class ControllerProfile {
     /** CMIC bit 1: more than one controller per subsystem, so a host may connect twice / multipath (nvmeof-protocol.md §3.2.1). */
     static final int CMIC = 0x02;
     /** ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes; no Timestamp (bit 6), nvmeof-protocol.md §3.2.1. */
-    static final int ONCS = 0x01 | 0x04 | 0x08;
+    static final int ONCS = 0x01 | 0x04 | 0x08 | ControllerProfile.ONCS_RESERVATIONS;
+    /** ONCS bit 5: Reservations (NVMe Base 2.0 §8.19). */
+    static final int ONCS_RESERVATIONS = 0x20;
+    /** CTRATT bit 0: 128-bit Host Identifiers, the only kind on fabrics (reservations key hosts by them). */
+    static final int CTRATT = 0x01;
+    /** Identify Namespace RESCAP: bits 1–6 the six reservation types, bit 7 IEKEY (1.3 semantics); no PTPL (bit 0). */
+    static final int RESCAP = 0xFE;
     /** VWC bit 0: a volatile write cache is reported so the host sends Flush and FUA (both trivially done in RAM). */
     static final int VWC = 0x01;
     /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */

@@ -44,6 +44,9 @@ final class Features {
             return Status.dnr(Status.INVALID_FIELD);
         }
         boolean discovery = controller.isDiscovery();
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().setMask(controller.subsystem(), c); // NVMe Base 2.0 §8.19
+        }
         switch (fid) {
             case NUMBER_OF_QUEUES: {
                 if (discovery) {
@@ -90,6 +93,9 @@ final class Features {
         FeatureId fid = FeatureId.of(cdw10);
         int sel = (cdw10 >>> 8) & 0x7;
         boolean discovery = controller.isDiscovery();
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().getMask(controller.subsystem(), request, c); // NVMe Base 2.0 §8.19
+        }
         boolean supported = fid == FeatureId.KEEP_ALIVE_TIMER
                 || fid == FeatureId.ASYNC_EVENT_CONFIGURATION
                 || (!discovery && (fid == FeatureId.NUMBER_OF_QUEUES || fid == FeatureId.VOLATILE_WRITE_CACHE));

@@ -25,9 +25,11 @@ final class NvmCommands {
     private static final int DSM_RANGE = 16;
 
     private final QueueSession session;
+    private final ReservationCommands reservations;
 
     NvmCommands(QueueSession session) {
         this.session = session;
+        this.reservations = new ReservationCommands(session);
     }
 
     /** An NVM command on this I/O queue: checks it, then runs it or asks for its data. */
@@ -48,7 +50,19 @@ final class NvmCommands {
             session.complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
         }
+        // Reservations (NVMe Base 2.0 §8.19): one volatile read of the namespace's snapshot, no lock.
+        int access = session.subsystem().reservations(nsid).snapshot().access(c.opcode(), hostMsb(), hostLsb());
+        if (access != Status.SUCCESS) {
+            session.complete(request, access);
+            return;
+        }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_REPORT:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.execute(request, c, opcode);
+                return;
             case READ: {
                 int status = checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
@@ -154,7 +168,15 @@ final class NvmCommands {
             session.complete(request, Status.INTERNAL_ERROR);
             return;
         }
+        if (!preemptCheck(request, c)) {
+            return;
+        }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.dataReceived(request, c, opcode);
+                break;
             case WRITE:
                 writeData(request, c);
                 break;
@@ -168,6 +190,28 @@ final class NvmCommands {
                 session.complete(request, Status.INTERNAL_ERROR);
                 break;
         }
+    }
+
+    /**
+     * Data arrived for a command admitted earlier: if a Preempt and Abort preempted its host meanwhile, it completes
+     * with Command Aborted due to Preempt and Abort instead (false). Allocation-free.
+     */
+    private boolean preemptCheck(TargetRequest request, SubmissionQueueEntry c) {
+        Reservations r = session.subsystem().reservations(c.nsid());
+        int status = r == null ? Status.SUCCESS : r.snapshot().abortedByPreempt(c.opcode(), hostMsb(), hostLsb());
+        if (status != Status.SUCCESS) {
+            session.complete(request, status);
+            return false;
+        }
+        return true;
+    }
+
+    private long hostMsb() {
+        return session.controller().hostId().getMostSignificantBits();
+    }
+
+    private long hostLsb() {
+        return session.controller().hostId().getLeastSignificantBits();
     }
 
     private void writeData(TargetRequest request, SubmissionQueueEntry c) {

@@ -91,7 +91,7 @@ class BringUpTest {
         assertEquals(0x44, id.get(513) & 0xFF);
         assertEquals(128, id.getShort(514), "MAXCMD");
         assertEquals(1024, id.getInt(516), "NN");
-        assertEquals(0x0D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes; no Timestamp");
+        assertEquals(0x2D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes, Reservations; no Timestamp");
         assertEquals(1, id.get(525), "VWC");
         assertEquals(0x00100001, id.getInt(536), "SGLS from the port");
         assertEquals(TestTargets.NQN, nqn(id, 768));

@@ -10,7 +10,11 @@ public enum FeatureId {
     ASYNC_EVENT_CONFIGURATION(0x0B),
     KEEP_ALIVE_TIMER(0x0F),
     /** Host Identifier: on fabrics it comes from Connect, so Set Features of it is a Command Sequence Error. */
-    HOST_IDENTIFIER(0x81);
+    HOST_IDENTIFIER(0x81),
+    /** Reservation Notification Mask: per namespace, which reservation notices this controller wants. */
+    RESERVATION_NOTIFICATION_MASK(0x82),
+    /** Reservation Persistence (PTPL): a RAM target cannot persist through power loss. */
+    RESERVATION_PERSISTENCE(0x83);
 
     private static final FeatureId[] BY_CODE = new FeatureId[256];
 

@@ -9,6 +9,8 @@ public enum LogPageId {
     SMART_HEALTH_INFORMATION(0x02),
     CHANGED_NAMESPACE_LIST(0x04),
     COMMANDS_SUPPORTED_AND_EFFECTS(0x05),
+    /** Reservation Notification: one 64-byte notice per read (NVMe Base 2.0, Reservations). */
+    RESERVATION_NOTIFICATION(0x80),
     /** The discovery log page, on a discovery controller only. */
     DISCOVERY(0x70),
     /**
