@@ -115,6 +115,23 @@ class ReservationTest {
         ByteBuffer page = ByteBuffer.wrap(log.received()).order(ByteOrder.LITTLE_ENDIAN);
         assertEquals(1, page.get(8), "Registration Preempted");
         assertEquals(1, page.getInt(12));
+        // Masked notices are not logged (Set Features 82h, bit 1: Registration Preempted); bit 4 is reserved.
+        FakeRequest mask = InJvmHost.setFeatures(0x82, 1 << 1);
+        mask.sqe().nsid(0xFFFFFFFF);
+        check(b.admin(mask));
+        FakeRequest getMask = InJvmHost.getFeatures(0x82, 0);
+        getMask.sqe().nsid(1);
+        assertEquals(1 << 1, check(b.admin(getMask)).dw0());
+        FakeRequest reserved = InJvmHost.setFeatures(0x82, 1 << 4);
+        reserved.sqe().nsid(1);
+        assertEquals(dnr(Status.INVALID_FIELD), b.admin(reserved).status());
+        check(b.io(register(0, 0, 0xB)));
+        check(a.io(acquire(1 << 8 | 1, 0xA, 0xB)));
+        FakeRequest none = check(b.admin(InJvmHost.getLogPage(0x80, 0, 0, 64, false)));
+        assertEquals(
+                0,
+                ByteBuffer.wrap(none.received()).order(ByteOrder.LITTLE_ENDIAN).getLong(0),
+                "masked");
         // B is no longer registered: its write conflicts.
         assertEquals(
                 dnr(Status.RESERVATION_CONFLICT),
