@@ -69,7 +69,8 @@ final class CommandSlot implements HostCommand {
     /** Clears the SQE and sets FLAGS 0x40 (SGL, required on fabrics, nvmeof-protocol.md §1.1) and CID; the caller fills the rest. */
     SubmissionQueueEntry prepare() {
         // Release stores (no fence) for the plain state changes of the I/O path: the transport's hand-off (same thread,
-        // or its MPSC queue) and the slot free list's CAS order them; the timer thread only needs them eventually.
+        // or the compare-and-set of its SubmissionList push) and the free list's CAS order them; the timer thread only
+        // needs them eventually.
         STATE.lazySet(this, PREPARING);
         sqe.clear();
         sqe.flags(SubmissionQueueEntry.FLAGS_SGL).cid(index);

@@ -28,8 +28,11 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The shared peer VM ({@code shared/peer-vm/run.sh}: QEMU/TCG, Debian's 6.1 kernel with nvmet, nvme-tcp/-rdma,
- * nvme-cli, fio, Soft-RoCE, OpenJDK 17) for the interop tests of every module. Two ways to use it:
+ * The peer VM ({@code interop/peer-vm/run.sh} of this repository: QEMU/TCG, a Debian kernel with nvmet,
+ * nvme-tcp/-rdma, nvme-cli, fio, Soft-RoCE, a JRE) for the interop tests of every module. It has more than one guest
+ * ({@link Guest}, recipes in {@code interop/peer-vm/guests/}): {@link Guest#LINUX_6_1} by default,
+ * {@link #guest(Guest)} picks another; each guest's image is built on first use ({@link #ensureImage}) and cached by
+ * the content of its recipe. Two ways to use it:
  * <ul>
  *   <li>{@link #run}: boot a VM, run a script in it to completion, get its exit status and output (the guest
  *       is the host side of the test, or runs JVMs of ours itself);</li>
@@ -54,7 +57,38 @@ import java.util.stream.Stream;
  * {@code run.sh} ({@link #at}) and another image cache ({@link #withCache}) let the watchdog be tested without QEMU.
  */
 public final class PeerVm {
-    /** The image that {@code build.sh} produces; PEERVM_CACHE moves it (as it does for run.sh and build.sh). */
+    /** The guests of {@code interop/peer-vm/guests/} the tests name; {@link #guest(String)} takes any other recipe. */
+    public enum Guest {
+        /** Debian 12 userland, Debian's 6.1 kernel, siw; OpenJDK 17: the default, and the one for RDMA. */
+        LINUX_6_1("linux-6.1"),
+        /**
+         * Debian 13 userland (nvme-cli with {@code --tls}, tlshd, OpenJDK 21) on Debian's 6.12 kernel: NVMe in-band
+         * authentication (DH-HMAC-CHAP) and NVMe/TCP TLS on both sides; no siw.
+         */
+        LINUX_6_12("linux-6.12");
+
+        private final String recipe;
+
+        Guest(String recipe) {
+            this.recipe = recipe;
+        }
+
+        /** The recipe's directory name under {@code guests/}, as {@code build.sh/run.sh --guest} take it. */
+        public String recipe() {
+            return recipe;
+        }
+    }
+
+    /** Where the harness lives in the repository (a directory with run.sh, build.sh, guests/). */
+    public static final String REPO_PATH = "interop/peer-vm";
+
+    /** The guest of {@link #locate()} and {@link #at}, as build.sh and run.sh default to it. */
+    public static final String DEFAULT_GUEST = Guest.LINUX_6_1.recipe();
+
+    /**
+     * The image cache {@code build.sh} fills ({@code <guest>-<recipe hash>/} per image); PEERVM_CACHE moves it (as it
+     * does for run.sh and build.sh).
+     */
     public static final Path DEFAULT_CACHE =
             Path.of(System.getenv().getOrDefault("PEERVM_CACHE", "/var/cache/peer-vm"));
     /** System property: seconds the guest has to print {@code boot done} before the VM is killed and retried. */
@@ -70,31 +104,35 @@ public final class PeerVm {
 
     static final int ATTEMPTS = 2;
 
+    private static final Pattern GUEST_NAME = Pattern.compile("[A-Za-z0-9._-]+");
+
     private final Path dir;
+    private final String guest;
     private final Path cache;
     private final Duration bootTimeout;
     private final Duration otherVmWait;
 
-    private PeerVm(Path dir, Path cache, Duration bootTimeout, Duration otherVmWait) {
+    private PeerVm(Path dir, String guest, Path cache, Duration bootTimeout, Duration otherVmWait) {
         this.dir = dir;
+        this.guest = guest;
         this.cache = cache;
         this.bootTimeout = bootTimeout;
         this.otherVmWait = otherVmWait;
     }
 
     /**
-     * Finds {@code shared/peer-vm}: PEERVM_DIR if set, else the first ancestor of the working directory that has a
-     * {@code shared/peer-vm/run.sh} (the repository is checked out next to {@code shared/}), else
-     * {@code /work/shared/peer-vm}.
+     * Finds the repository's {@code interop/peer-vm}: PEERVM_DIR if set, else the first ancestor of the working
+     * directory (a module's directory under Maven) that has {@code interop/peer-vm/run.sh}, i.e. the repository root.
+     * The guest is {@link #DEFAULT_GUEST}.
      *
      * @throws IllegalStateException naming where it looked
      */
     public static PeerVm locate() {
         List<Path> tried = new ArrayList<>();
         return find(tried)
-                .orElseThrow(() -> new IllegalStateException("no peer VM: shared/peer-vm/run.sh not found above "
+                .orElseThrow(() -> new IllegalStateException("no peer VM: " + REPO_PATH + "/run.sh not found above "
                         + Path.of("").toAbsolutePath() + " (looked in " + tried
-                        + "); set PEERVM_DIR to the peer-vm directory"));
+                        + "); run from inside the repository or set PEERVM_DIR to the peer-vm directory"));
     }
 
     /** As {@link #locate()}, empty where there is no peer VM (for tests that skip then). */
@@ -111,27 +149,29 @@ public final class PeerVm {
             }
         }
         for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
-            Path candidate = p.resolve("shared/peer-vm");
+            Path candidate = p.resolve(REPO_PATH);
             tried.add(candidate);
             if (Files.isExecutable(candidate.resolve("run.sh"))) {
                 return Optional.of(at(candidate));
             }
         }
-        Path fixed = Path.of("/work/shared/peer-vm");
-        tried.add(fixed);
-        return Files.isExecutable(fixed.resolve("run.sh")) ? Optional.of(at(fixed)) : Optional.empty();
+        return Optional.empty();
     }
 
     /**
      * The peer VM in {@code dir} (PEERVM_DIR style: a directory with an executable {@code run.sh}, and
-     * {@code build.sh} for {@link #ensureImage}), with the default cache, boot timeout and wait for other VMs.
+     * {@code build.sh} for {@link #ensureImage}), with the default guest, cache, boot timeout and wait for other VMs.
      */
     public static PeerVm at(Path dir) {
         if (!Files.isExecutable(dir.resolve("run.sh"))) {
             throw new IllegalArgumentException("no executable run.sh in " + dir);
         }
         return new PeerVm(
-                dir.toAbsolutePath().normalize(), DEFAULT_CACHE, bootTimeoutFromProperty(), DEFAULT_OTHER_VM_WAIT);
+                dir.toAbsolutePath().normalize(),
+                DEFAULT_GUEST,
+                DEFAULT_CACHE,
+                bootTimeoutFromProperty(),
+                DEFAULT_OTHER_VM_WAIT);
     }
 
     static Duration bootTimeoutFromProperty() {
@@ -150,9 +190,25 @@ public final class PeerVm {
         throw new IllegalArgumentException("-D" + BOOT_TIMEOUT_PROPERTY + "=" + s + ": expected whole seconds > 0");
     }
 
+    /**
+     * The same launcher for another guest: {@code --guest NAME} to build.sh ({@link #ensureImage}) and run.sh. Only
+     * the name is checked here; run.sh and build.sh refuse a recipe that does not exist.
+     */
+    public PeerVm guest(String name) {
+        if (!GUEST_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("guest name " + name);
+        }
+        return new PeerVm(dir, name, cache, bootTimeout, otherVmWait);
+    }
+
+    /** {@link #guest(String)} for a guest of {@link Guest}. */
+    public PeerVm guest(Guest g) {
+        return guest(g.recipe());
+    }
+
     /** The same VM with another image cache (passed to run.sh and build.sh as PEERVM_CACHE). */
     public PeerVm withCache(Path cache) {
-        return new PeerVm(dir, cache.toAbsolutePath(), bootTimeout, otherVmWait);
+        return new PeerVm(dir, guest, cache.toAbsolutePath(), bootTimeout, otherVmWait);
     }
 
     /** The same VM with another boot deadline (instead of {@value #BOOT_TIMEOUT_PROPERTY} or 150 s). */
@@ -160,16 +216,21 @@ public final class PeerVm {
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("boot timeout " + timeout);
         }
-        return new PeerVm(dir, cache, timeout, otherVmWait);
+        return new PeerVm(dir, guest, cache, timeout, otherVmWait);
     }
 
     /** The same VM waiting at most {@code max} for other VMs on this machine to end; zero: do not look. */
     public PeerVm withOtherVmWait(Duration max) {
-        return new PeerVm(dir, cache, bootTimeout, max);
+        return new PeerVm(dir, guest, cache, bootTimeout, max);
     }
 
     public Path dir() {
         return dir;
+    }
+
+    /** The guest recipe's name ({@code guests/NAME}). */
+    public String guestName() {
+        return guest;
     }
 
     public Path cache() {
@@ -185,15 +246,31 @@ public final class PeerVm {
     }
 
     /**
-     * Runs build.sh if the image is missing (a build from nothing takes 2–3 minutes; it is idempotent). Its output
-     * goes to stdout as it comes.
+     * Builds this guest's image if the cache has none for the current recipe ({@code build.sh --guest G --check},
+     * then {@code build.sh --guest G}; a build from nothing takes 2–3 minutes). The build's output goes to stdout
+     * as it comes.
      */
     public void ensureImage(Duration timeout) throws IOException, InterruptedException {
-        if (Files.exists(cache.resolve("rootfs.ext4"))) {
+        ProcessBuilder check = new ProcessBuilder(dir.resolve("build.sh").toString(), "--guest", guest, "--check")
+                .redirectErrorStream(true);
+        check.environment().put("PEERVM_CACHE", cache.toString());
+        Process c = check.start();
+        String where = new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!c.waitFor(60, TimeUnit.SECONDS)) {
+            kill(c, Duration.ZERO);
+            throw new IllegalStateException("build.sh --check did not answer within 60 s");
+        }
+        if (c.exitValue() == 0) {
             return;
         }
-        System.out.println("peer VM image missing in " + cache + ": running " + dir.resolve("build.sh"));
-        ProcessBuilder pb = new ProcessBuilder(dir.resolve("build.sh").toString()).redirectErrorStream(true);
+        if (c.exitValue() != 1) {
+            throw new IllegalStateException(
+                    "build.sh --guest " + guest + " --check: rc " + c.exitValue() + ": " + where);
+        }
+        System.out.println("peer VM image of guest " + guest + " missing (" + where + "): running "
+                + dir.resolve("build.sh") + " --guest " + guest);
+        ProcessBuilder pb =
+                new ProcessBuilder(dir.resolve("build.sh").toString(), "--guest", guest).redirectErrorStream(true);
         pb.environment().put("PEERVM_CACHE", cache.toString());
         Process p = pb.start();
         Deque<String> last = new ArrayDeque<>();
@@ -222,7 +299,7 @@ public final class PeerVm {
             throw new IllegalStateException("peer VM build did not finish within " + timeout);
         }
         pump.join(10_000);
-        if (p.exitValue() != 0 || !Files.exists(cache.resolve("rootfs.ext4"))) {
+        if (p.exitValue() != 0) {
             synchronized (last) {
                 throw new IllegalStateException(
                         "peer VM build failed (rc " + p.exitValue() + "):\n" + String.join("\n", last));
@@ -253,9 +330,9 @@ public final class PeerVm {
     }
 
     /**
-     * Boots a VM and runs {@code script ARGS} in it: {@code run.sh --no-fwd --timeout N --out jobDir [extra] script
-     * ARGS}, under the boot watchdog. run.sh enforces the timeout itself (exit 124); this waits 60 s longer before
-     * killing it. run.sh's output is also kept next to the job dir ({@code <jobDir>-run.log}).
+     * Boots a VM and runs {@code script ARGS} in it: {@code run.sh --guest G --no-fwd --timeout N --out jobDir [extra]
+     * script ARGS}, under the boot watchdog. run.sh enforces the timeout itself (exit 124); this waits 60 s longer
+     * before killing it. run.sh's output is also kept next to the job dir ({@code <jobDir>-run.log}).
      *
      * @throws BootFailure if the VM did not boot twice
      */
@@ -263,6 +340,8 @@ public final class PeerVm {
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(
                 dir.resolve("run.sh").toString(),
+                "--guest",
+                guest,
                 "--no-fwd",
                 "--timeout",
                 Long.toString(timeout.toSeconds()),
@@ -335,13 +414,13 @@ public final class PeerVm {
     }
 
     /**
-     * Boots a VM in the background: {@code run.sh [options] --timeout N --out jobDir script ARGS}, and returns once
-     * it booted (the boot watchdog). run.sh's stdout+stderr go to {@code <jobDir>-run.log} next to the job dir
-     * (run.sh wipes the job dir itself).
+     * Boots a VM in the background: {@code run.sh --guest G [options] --timeout N --out jobDir script ARGS}, and
+     * returns once it booted (the boot watchdog). run.sh's stdout+stderr go to {@code <jobDir>-run.log} next to the
+     * job dir (run.sh wipes the job dir itself).
      */
     public Running start(Path script, List<String> args, List<String> options, Duration timeout, Path jobDir)
             throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(dir.resolve("run.sh").toString()));
+        List<String> cmd = new ArrayList<>(List.of(dir.resolve("run.sh").toString(), "--guest", guest));
         cmd.addAll(options);
         cmd.addAll(List.of(
                 "--timeout", Long.toString(timeout.toSeconds()), "--out", jobDir.toString(), script.toString()));

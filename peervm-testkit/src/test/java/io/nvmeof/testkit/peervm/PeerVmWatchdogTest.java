@@ -80,9 +80,9 @@ class PeerVmWatchdogTest {
         assertEquals(List.of(), r.boot().failures());
         assertEquals("0.42", r.boot().guestUptime());
         assertEquals(
-                List.of("attempt 1 PEERVM_APPEND= PEERVM_CACHE=" + cache),
+                List.of("attempt 1 guest=linux-6.1 PEERVM_APPEND= PEERVM_CACHE=" + cache),
                 attempts(),
-                "one attempt, no PEERVM_APPEND, our cache passed on");
+                "one attempt, the default guest, no PEERVM_APPEND, our cache passed on");
         assertTrue(r.console().contains("boot done"));
         assertTrue(Files.exists(job.resolveSibling("job-run.log")));
     }
@@ -218,6 +218,46 @@ class PeerVmWatchdogTest {
         PeerVm other = vm.withCache(empty);
         other.ensureImage(Duration.ofSeconds(30));
         assertEquals("fake image\n", Files.readString(empty.resolve("rootfs.ext4")), "build.sh got PEERVM_CACHE");
+        assertEquals(
+                List.of("--guest linux-6.1 --check", "--guest linux-6.1 --check", "--guest linux-6.1"),
+                Files.readAllLines(fake.resolve("builds.log")),
+                "asked first, built only the missing image");
+    }
+
+    @Test
+    void theGuestGoesToBuildShAndRunSh() throws Exception {
+        PeerVm g = vm.withCache(tmp.resolve("cache-612")).guest(PeerVm.Guest.LINUX_6_12);
+        assertEquals("linux-6.12", g.guestName());
+        assertEquals("linux-6.1", vm.guestName(), "the default guest, unchanged");
+        g.ensureImage(Duration.ofSeconds(30));
+        assertEquals(
+                List.of("--guest linux-6.12 --check", "--guest linux-6.12"),
+                Files.readAllLines(fake.resolve("builds.log")));
+        PeerVm.Result r = g.withBootTimeout(BOOT)
+                .run(script("hello.sh", "echo hi\n"), List.of(), Duration.ofMinutes(1), tmp.resolve("job"), List.of());
+        assertEquals(0, r.rc(), r.output());
+        assertTrue(
+                attempts().get(0).startsWith("attempt 1 guest=linux-6.12 "),
+                attempts().toString());
+        assertThrows(IllegalArgumentException.class, () -> vm.guest("../etc"));
+    }
+
+    @Test
+    void locateFindsTheHarnessInTheRepositoryAboveTheWorkingDirectory() {
+        // Maven runs the tests in the module's directory: the repository root (with interop/peer-vm) is above it.
+        // PEERVM_DIR, when set, wins; it must name a directory with run.sh.
+        PeerVm found = PeerVm.locate();
+        assertTrue(
+                Files.isExecutable(found.dir().resolve("run.sh")), found.dir().toString());
+        if (System.getenv("PEERVM_DIR") == null) {
+            assertTrue(
+                    found.dir().endsWith(Path.of("interop", "peer-vm")),
+                    found.dir().toString());
+            assertTrue(
+                    Files.isDirectory(found.dir().resolve("guests/linux-6.12")),
+                    found.dir().toString());
+        }
+        assertEquals(PeerVm.DEFAULT_GUEST, found.guestName());
     }
 
     @Test

@@ -103,6 +103,20 @@ class JmhBenchmarksTest {
     }
 
     @Test
+    void hostCommandPathAllocatesNothing() throws RunnerException {
+        Collection<RunResult> results = run(HostCommandPathBenchmark.class);
+        assertEquals(6, results.size());
+        for (RunResult r : results) {
+            String name = r.getParams().getBenchmark() + " " + r.getParams().getParam("impl");
+            assertTrue(r.getPrimaryResult().getScore() > 0, name);
+            if (!name.contains("tcpSubmitComplete")) { // EmbeddedChannel's own queues are not ours to assert
+                assertTrue(allocNorm(r) < MAX_BYTES_PER_OP, name + " allocates " + allocNorm(r) + " B/op");
+            }
+            System.out.println(name + ": " + r.getPrimaryResult().getScore() + " ns/op, " + allocNorm(r) + " B/op");
+        }
+    }
+
+    @Test
     void loopbackReadRuns() throws RunnerException {
         Collection<RunResult> results = run(LoopbackReadBenchmark.class, "engine", "epoll");
         assertEquals(1, results.size());

@@ -1,11 +1,11 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.DataDirection;
+import io.nvmeof.core.host.HostDataCheck;
+import io.nvmeof.core.host.SubmissionList;
 import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -25,10 +25,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Consumer;
 
 /**
@@ -42,18 +39,19 @@ import java.util.function.Consumer;
  *   <li>Registered once at connect: the receive region, a send region of one capsule per CID (64 B + up to
  *       {@value #MAX_IN_CAPSULE} bytes in-capsule), and a pool of data buffers in size classes up to 1 MiB
  *       (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE). No I/O registers memory.</li>
- *   <li>Data (nvmeof-protocol.md §6.4): host→controller data up to {@link #maxInCapsuleData} on I/O queues goes in the capsule (SGL 0x01,
- *       offset 0); everything else is a keyed SGL 0x40 (address, rkey, 24-bit length). A caller buffer from
- *       {@link #allocateBuffer} is named directly (zero copy); any other buffer is copied into / out of a pool buffer
- *       (one copy on the host).</li>
+ *   <li>Data (nvmeof-protocol.md §6.4): in the capsule, or a keyed SGL naming a caller buffer from
+ *       {@link #allocateBuffer} (zero copy) or a pool buffer (one copy): {@link RdmaHostData}.</li>
  *   <li>Responses: a received message shorter than 16 bytes, a CID not in flight, or a remote invalidation of a key
  *       that command did not offer for invalidation is fatal to the queue (as on Linux, nvmeof-protocol.md §6.2, §6.4).</li>
  * </ul>
  *
  * <p>Threads: one thread per queue polls the CQ and posts every work request; every {@link HostCommand} callback and the
- * close listener run on it. {@link #submit} works from any thread without a lock or an allocation: the CID is claimed in
- * an {@link AtomicIntegerArray}, the command goes into a bounded MPSC ring of CIDs (one place per CID, so it never
- * overflows), and a sleeping queue thread is woken ({@link QueueThreadWaker}).
+ * close listener run on it. {@link #submit} works from any thread without a lock or an allocation: the data description
+ * is checked ({@link HostDataCheck}), the CID is claimed in the queue's {@link SubmissionList}; on the queue thread the
+ * capsule is posted at once, from another thread the command is pushed on the list and, when the list was empty, a
+ * sleeping queue thread is woken ({@link QueueThreadWaker}). Atomic operations per command on this path: the claim
+ * (1); from another thread also the push (1), a share of the drain's getAndSet and, when the thread sleeps, the
+ * wake-up. The release of the CID on the response is a plain release store.
  */
 public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
@@ -64,15 +62,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     public static final int MAX_IN_CAPSULE = 8192;
 
     private static final int CAPSULE = SubmissionQueueEntry.LENGTH + MAX_IN_CAPSULE;
-    /** Pool bytes registered per size class at connect (at least two buffers per class). */
-    private static final int POOL_BYTES_PER_CLASS = Integer.getInteger("nvmeof.rdma.hostPoolBytesPerClass", 2 << 20);
 
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
-    private static final int FREE = 0;
-    private static final int CLAIMING = 1;
-    private static final int SUBMITTED = 2;
 
     private final int qid;
     private final int queueSize;
@@ -86,29 +79,22 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private MemoryRegion sendMr;
     private ByteBuffer recvView;
     private ByteBuffer sendView;
-    private RegisteredBufferPool pool;
+    private RdmaHostData data;
     private final CompletionQueueEntry cqe = new CompletionQueueEntry();
     private final SubmissionQueueEntry capsuleSqe = new SubmissionQueueEntry();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
 
-    // Per CID.
-    private final AtomicIntegerArray claimed;
-    private final AtomicReferenceArray<HostCommand> pending;
-    private final HostCommand[] inFlight;
-    private final RegisteredBufferPool.Buffer[] bounce;
-    private final boolean[] toHost;
-    private final int[] offeredKey;
+    /** Which CIDs are claimed, and the commands other threads queued for this queue's thread. */
+    private final SubmissionList commands;
 
-    // The submission ring (MPSC): producers take a sequence number, publish CID + 1; the queue thread consumes.
-    private final AtomicIntegerArray ring;
-    private final int ringMask;
-    private final AtomicLong ringTail = new AtomicLong();
-    private long ringHead;
+    private final SubmissionList.Sender sender = this::send;
+
+    // Per CID, queue thread only.
+    private final HostCommand[] inFlight;
 
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
     private final java.util.function.BooleanSupplier hasWork = this::hasWork;
-    private final MemoryRegion[] userRegionOut = new MemoryRegion[1];
     private volatile int maxInCapsuleData;
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -119,23 +105,14 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private Throwable listenerCause;
     private final CountDownLatch done = new CountDownLatch(1);
     private Thread thread;
-    private long copiedBytes;
-    private long directBytes;
 
     private RdmaHostQueue(HostQueueOptions options) {
         this.qid = options.qid();
         this.queueSize = options.queueSize();
         this.busyPoll = options.ioMode().busyPoll();
         this.peer = options.address().toString();
-        this.claimed = new AtomicIntegerArray(queueSize);
-        this.pending = new AtomicReferenceArray<>(queueSize);
+        this.commands = new SubmissionList(qid, queueSize);
         this.inFlight = new HostCommand[queueSize];
-        this.bounce = new RegisteredBufferPool.Buffer[queueSize];
-        this.toHost = new boolean[queueSize];
-        this.offeredKey = new int[queueSize];
-        int ringSize = Integer.highestOneBit(Math.max(2, queueSize) - 1) << 1;
-        this.ring = new AtomicIntegerArray(ringSize);
-        this.ringMask = ringSize - 1;
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new WorkCompletion();
         }
@@ -161,18 +138,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             throw e;
         } catch (RdmaRejectedException e) {
             q.freeRegions();
-            ByteBuffer rej = e.privateData();
-            int sts = rej.remaining() >= RdmaCmReject.LENGTH ? rej.getShort(RdmaCmReject.STS_OFFSET) & 0xFFFF : -1;
-            byte[] bytes = new byte[rej.remaining()];
-            rej.get(0, bytes);
-            throw new NvmeRdmaRejectedException(
-                    "controller at " + options.address() + " rejected NVMe/RDMA queue "
-                            + options.qid()
-                            + (sts >= 0
-                                    ? ": STS " + sts + " (" + RdmaCmReject.stsName(sts) + ")"
-                                    : " without a status"),
-                    bytes,
-                    sts);
+            throw NvmeRdmaRejectedException.of(
+                    e, "controller at " + options.address() + " rejected NVMe/RDMA queue " + options.qid());
         } catch (IOException | RuntimeException e) {
             q.freeRegions();
             throw e instanceof IOException
@@ -199,14 +166,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             recvView = recvMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
             sendMr = pd.register(pd.allocate(queueSize * CAPSULE), ProtectionDomain.ACCESS_LOCAL_WRITE);
             sendView = sendMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
-            pool = new RegisteredBufferPool(
-                    pd,
-                    ProtectionDomain.ACCESS_LOCAL_WRITE
-                            | ProtectionDomain.ACCESS_REMOTE_READ
-                            | ProtectionDomain.ACCESS_REMOTE_WRITE);
-            for (int size = RegisteredBufferPool.MIN_SIZE; size <= RegisteredBufferPool.MAX_SIZE; size <<= 1) {
-                pool.prefill(size, Math.max(2, Math.min(queueSize, POOL_BYTES_PER_CLASS / size)));
-            }
+            data = new RdmaHostData(pd, queueSize);
             for (int i = 0; i < queueSize; i++) {
                 if (!qp.postRecv(KIND_RECV | i, recvMr, i * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
                     throw new IOException("cannot post receive " + i + " of " + queueSize);
@@ -269,15 +229,15 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     /** Data bytes copied through the pool or into the capsule, and moved straight from/to registered ones. */
     long copiedBytes() {
-        return copiedBytes;
+        return data.copiedBytes();
     }
 
     long directBytes() {
-        return directBytes;
+        return data.directBytes();
     }
 
     int poolGrowths() {
-        return pool.growths();
+        return data.poolGrowths();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -295,55 +255,23 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     @Override
     public void submit(HostCommand command) {
-        SubmissionQueueEntry sqe = command.command();
-        int cid = sqe.cid();
-        if (cid < 0 || cid >= queueSize) {
-            throw new IllegalArgumentException("CID " + cid + " outside 0.." + (queueSize - 1) + " on queue " + qid);
-        }
         if (terminated || closeRequested) {
             throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
         }
-        checkData(command, sqe);
-        if (!claimed.compareAndSet(cid, FREE, CLAIMING)) {
-            throw new IllegalStateException("CID " + cid + " is already in flight on queue " + qid);
+        HostDataCheck.check(command, RdmaTransport.MAX_TRANSFER);
+        if (!commands.claim(command)) {
+            return; // a close raced with the claim and has failed the command
         }
-        pending.set(cid, command);
-        claimed.set(cid, SUBMITTED);
-        if (terminated && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
-            pending.set(cid, null);
-            throw new IllegalStateException("queue " + qid + " to " + peer + " is closed");
-        }
-        long seq = ringTail.getAndIncrement();
-        ring.set((int) (seq & ringMask), cid + 1);
-        if (Thread.currentThread() != thread) {
+        if (Thread.currentThread() == thread) {
+            commands.drain(sender); // anything queued before it goes first
+            try {
+                send(command);
+            } catch (RuntimeException e) {
+                commands.release(command.command().cid());
+                throw e;
+            }
+        } else if (commands.offer(command.command().cid())) {
             waker.wake();
-        }
-    }
-
-    private static void checkData(HostCommand command, SubmissionQueueEntry sqe) {
-        int length = command.dataLength();
-        if (length == 0) {
-            return;
-        }
-        DataDirection dir = DataDirection.of(sqe);
-        if (dir == DataDirection.NONE) {
-            throw new IllegalArgumentException(
-                    "data on a command without a data direction (opcode 0x" + Integer.toHexString(sqe.opcode()) + ")");
-        }
-        if (dir == DataDirection.BIDIRECTIONAL) {
-            throw new IllegalArgumentException("bidirectional commands are not supported");
-        }
-        ByteBuffer b = command.dataBuffer();
-        if (b == null || length < 0 || command.dataOffset() < 0 || command.dataOffset() > b.capacity() - length) {
-            throw new IllegalArgumentException(
-                    "data region [" + command.dataOffset() + ", +" + length + ") outside the buffer");
-        }
-        if (dir == DataDirection.CONTROLLER_TO_HOST && b.isReadOnly()) {
-            throw new IllegalArgumentException("a read into a read-only buffer");
-        }
-        if (length > RdmaTransport.MAX_TRANSFER) {
-            throw new IllegalArgumentException(length + " bytes in one command: NVMe/RDMA moves at most "
-                    + RdmaTransport.MAX_TRANSFER + " (MDTS)");
         }
     }
 
@@ -440,82 +368,38 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private boolean hasWork() {
-        return ring.get((int) (ringHead & ringMask)) != 0 || !tasks.isEmpty() || closeRequested || disconnected;
+        return commands.hasQueued() || !tasks.isEmpty() || closeRequested || disconnected;
     }
 
     private int drain() {
-        int n = 0;
-        while (fatal == null) {
-            int i = (int) (ringHead & ringMask);
-            int v = ring.get(i);
-            if (v == 0) {
-                break;
-            }
-            ring.set(i, 0);
-            ringHead++;
-            n++;
-            send(v - 1);
-        }
-        return n;
+        return commands.drain(sender);
     }
 
-    /** Builds the capsule for {@code cid} in its send slot and posts the Send (nvmeof-protocol.md §6.3, §6.4). */
-    private void send(int cid) {
-        HostCommand command = pending.get(cid);
-        if (command == null || claimed.get(cid) != SUBMITTED) {
+    /**
+     * Builds the capsule of a claimed command in its CID's send slot and posts the Send (nvmeof-protocol.md §6.3,
+     * §6.4). After a fault nothing more is posted: the close fails the command.
+     */
+    private void send(HostCommand command) {
+        if (fatal != null) {
             return;
         }
-        pending.set(cid, null);
+        int cid = command.command().cid();
         int base = cid * CAPSULE;
         ByteBuffer src = command.command().buffer();
         sendView.put(base, src, command.command().offset(), SubmissionQueueEntry.LENGTH);
         capsuleSqe.wrap(sendView, base);
-        SglDescriptor sgl = capsuleSqe.sgl();
-        int length = command.dataLength();
-        DataDirection dir = length == 0 ? DataDirection.NONE : DataDirection.of(capsuleSqe);
-        int inCapsule = 0;
-        toHost[cid] = dir == DataDirection.CONTROLLER_TO_HOST;
-        offeredKey[cid] = 0;
-        bounce[cid] = null;
-        if (length == 0) {
-            sgl.setKeyed(SglDescriptor.ID_KEYED, 0, 0, 0); // no data (nvmeof-protocol.md §6.4)
-        } else if (dir == DataDirection.HOST_TO_CONTROLLER && qid > 0 && length <= maxInCapsuleData) {
-            // In-capsule data, I/O queues only (nvmeof-protocol.md §6.4): Offset SGL, offset 0.
-            sendView.put(base + SubmissionQueueEntry.LENGTH, command.dataBuffer(), command.dataOffset(), length);
-            sgl.set(SglDescriptor.ID_IN_CAPSULE, 0, length);
-            inCapsule = length;
-            copiedBytes += length;
-            HostBuffers.IN_CAPSULE.add(length);
-        } else {
-            ByteBuffer data = command.dataBuffer();
-            long remote = HostBuffers.find(data, command.dataOffset(), length, pd, userRegionOut);
-            if (remote >= 0) {
-                MemoryRegion user = userRegionOut[0];
-                userRegionOut[0] = null;
-                sgl.setKeyed(SglDescriptor.ID_KEYED, remote, length, user.rkey());
-                offeredKey[cid] = user.rkey();
-                directBytes += length;
-                HostBuffers.ZERO_COPY.add(length);
-            } else {
-                RegisteredBufferPool.Buffer b;
-                try {
-                    b = pool.take(length);
-                } catch (RuntimeException e) {
-                    fail(
-                            cid,
-                            command,
-                            new IOException("no registered buffer for " + length + " bytes: " + e.getMessage(), e));
-                    return;
-                }
-                bounce[cid] = b;
-                if (dir == DataDirection.HOST_TO_CONTROLLER) {
-                    b.view.put(0, data, command.dataOffset(), length);
-                }
-                sgl.setKeyed(SglDescriptor.ID_KEYED, b.address(0), length, b.region.rkey());
-                offeredKey[cid] = b.region.rkey();
-                copiedBytes += length;
-                HostBuffers.COPIED.add(length);
-            }
+        int inCapsule;
+        try {
+            inCapsule = data.place(
+                    cid,
+                    command,
+                    capsuleSqe,
+                    sendView,
+                    base + SubmissionQueueEntry.LENGTH,
+                    qid > 0 ? maxInCapsuleData : 0);
+        } catch (IOException e) {
+            fail(cid, command, e);
+            return;
         }
         inFlight[cid] = command;
         if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
@@ -524,7 +408,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private void fail(int cid, HostCommand command, Throwable cause) {
-        claimed.set(cid, FREE);
+        commands.release(cid);
         try {
             command.onTransportError(cause);
         } catch (Throwable t) {
@@ -565,22 +449,16 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                     + ", which is not in flight"));
             return;
         }
-        if (wc.withInvalidate && (offeredKey[cid] == 0 || wc.invalidatedRkey != offeredKey[cid])) {
+        int offered = data.offeredKey(cid);
+        if (wc.withInvalidate && (offered == 0 || wc.invalidatedRkey != offered)) {
             fault(new NvmeRdmaProtocolException("controller at " + peer + " invalidated rkey 0x"
                     + Integer.toHexString(wc.invalidatedRkey) + " answering CID " + cid
                     + ", which offered none for invalidation (bogus remote invalidation)"));
             return;
         }
-        RegisteredBufferPool.Buffer b = bounce[cid];
-        if (b != null) {
-            if (toHost[cid]) {
-                command.dataBuffer().put(command.dataOffset(), b.view, 0, command.dataLength());
-            }
-            bounce[cid] = null;
-            pool.giveBack(b);
-        }
+        data.complete(cid, command);
         inFlight[cid] = null;
-        claimed.set(cid, FREE);
+        commands.release(cid);
         try {
             command.onResponse(cqe);
         } catch (Throwable t) {
@@ -612,25 +490,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
-        for (int cid = 0; cid < queueSize; cid++) {
-            int s;
-            while ((s = claimed.get(cid)) == CLAIMING) {
-                Thread.onSpinWait();
-            }
-            if (s == SUBMITTED && claimed.compareAndSet(cid, SUBMITTED, FREE)) {
-                HostCommand c = inFlight[cid] != null ? inFlight[cid] : pending.get(cid);
-                inFlight[cid] = null;
-                pending.set(cid, null);
-                bounce[cid] = null;
-                if (c != null) {
-                    try {
-                        c.onTransportError(forCommands);
-                    } catch (Throwable t) {
-                        LOG.log(Level.ERROR, "onTransportError failed", t);
-                    }
-                }
-            }
-        }
+        java.util.Arrays.fill(inFlight, null);
+        commands.close(forCommands);
         tasks.clear();
         freeRegions();
         HostBuffers.removeAll(this);
@@ -639,8 +500,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     }
 
     private void freeRegions() {
-        if (pool != null) {
-            pool.close();
+        if (data != null) {
+            data.close();
         }
         if (recvMr != null) {
             recvMr.close();

@@ -1,7 +1,7 @@
 package io.nvmeof.transport.tcp;
 
-import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.core.spi.HostCommand;
+import io.nvmeof.core.util.DirectBuffers;
 import java.nio.ByteBuffer;
 
 /**
@@ -29,7 +29,7 @@ final class TcpHostRequest {
     ByteBuffer buffer;
     int offset;
     int length;
-    /** The direct buffer's native address (Unsafe copies without a ByteBuffer view), or 0. */
+    /** The direct buffer's native address (copies and CRCs through a re-pointed {@link Crc32c.View}), or 0. */
     long address;
 
     boolean hostToController;
@@ -59,9 +59,7 @@ final class TcpHostRequest {
         this.length = command.dataLength();
         this.buffer = length > 0 ? command.dataBuffer() : null;
         this.offset = length > 0 ? command.dataOffset() : 0;
-        this.address = buffer != null && buffer.isDirect() && PlatformDependent.hasUnsafe()
-                ? PlatformDependent.directBufferAddress(buffer)
-                : 0L;
+        this.address = buffer != null ? DirectBuffers.address(buffer) : 0L;
         this.hostToController = hostToController;
         this.inCapsule = false;
         this.sent = 0;
@@ -79,6 +77,16 @@ final class TcpHostRequest {
         address = 0L;
         state = State.FREE;
         return c;
+    }
+
+    /**
+     * The command's data [at, at + len) (offsets into the data, not the buffer) as a ByteBuffer from position 0 or
+     * {@code at}: through {@code direct} re-pointed at the native address when there is one (no allocation), else a
+     * duplicate of the caller's buffer. Valid until the next call.
+     */
+    ByteBuffer data(Crc32c.View direct, int at, int len) {
+        ByteBuffer v = address != 0L ? direct.at(address + offset + at, len) : null;
+        return v != null ? v : view(offset + at, len);
     }
 
     /** The data buffer with position {@code index} and limit {@code index + len} (absolute buffer indexes). */

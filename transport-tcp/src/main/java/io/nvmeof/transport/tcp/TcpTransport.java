@@ -44,7 +44,7 @@ import java.util.concurrent.TimeoutException;
  * worker group, which is also the queue's thread in the SPI sense.
  *
  * <p>{@link #connect} opens one host queue: a connection on the JVM-wide host event loops ({@link HostEventLoops}),
- * served by an {@link NvmeTcpPduDecoder} in the HOST role and an {@link NvmeTcpHostHandler}, returned once the
+ * served by an {@link NvmeTcpPduDecoder} in the HOST role and a {@link TcpHostQueue}, returned once the
  * ICReq/ICResp exchange succeeded.
  */
 public final class TcpTransport implements Transport {
@@ -143,14 +143,14 @@ public final class TcpTransport implements Transport {
                     + "thread, not from the event loop "
                     + Thread.currentThread().getName());
         }
-        String peer = NvmeTcpHostHandler.describe(options.address());
+        String peer = TcpHostQueue.describe(options.address());
         Duration timeout = options.connectTimeout();
         long timeoutMillis = Math.max(1, Math.min(timeout.toMillis(), Integer.MAX_VALUE));
         long deadline = System.nanoTime() + timeout.toNanos();
         IoEngine engine = IoEngine.resolve(options.ioMode(), allowNative);
         // The admin queue carries keep-alives and events, not I/O: it never busy-polls.
         boolean busy = options.ioMode().busyPoll() && options.qid() != 0;
-        NvmeTcpHostHandler[] handler = new NvmeTcpHostHandler[1];
+        TcpHostQueue[] handler = new TcpHostQueue[1];
         Bootstrap b = new Bootstrap()
                 .group(HostEventLoops.group(engine, busy))
                 .channel(engine.socketChannel())
@@ -160,7 +160,7 @@ public final class TcpTransport implements Transport {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        handler[0] = NvmeTcpHostHandler.install(ch.pipeline(), options);
+                        handler[0] = TcpHostQueue.install(ch.pipeline(), options);
                     }
                 });
         ChannelFuture connect = b.connect(options.address());
@@ -173,7 +173,7 @@ public final class TcpTransport implements Transport {
         if (!connect.isSuccess()) {
             throw connectFailure(peer, timeout, connect.cause());
         }
-        NvmeTcpHostHandler queue = handler[0];
+        TcpHostQueue queue = handler[0];
         try {
             queue.ready().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             return queue;

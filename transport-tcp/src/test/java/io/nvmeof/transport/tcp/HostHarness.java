@@ -23,7 +23,7 @@ import java.util.List;
 final class HostHarness {
     final PooledByteBufAllocator alloc = new PooledByteBufAllocator(true, 1, 1, 8192, 9, 0, 0, false);
     final EmbeddedChannel channel = new EmbeddedChannel();
-    final NvmeTcpHostHandler queue;
+    final TcpHostQueue queue;
     final boolean hd;
     final boolean dd;
     final List<Throwable> closes = new ArrayList<>();
@@ -39,7 +39,7 @@ final class HostHarness {
         channel.config().setAllocator(alloc);
         HostQueueOptions options = new HostQueueOptions(
                 new InetSocketAddress("127.0.0.1", 4420), 1, queueSize, 1, hd, dd, Duration.ofSeconds(10));
-        queue = NvmeTcpHostHandler.install(channel.pipeline(), options);
+        queue = TcpHostQueue.install(channel.pipeline(), options);
         queue.onClose(cause -> {
             closeCalls++;
             closes.add(cause);

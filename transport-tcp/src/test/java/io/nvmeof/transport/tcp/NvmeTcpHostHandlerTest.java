@@ -533,7 +533,7 @@ class NvmeTcpHostHandlerTest {
     @Test
     void listenerSetAfterTheCloseIsStillTold() {
         io.netty.channel.embedded.EmbeddedChannel ch = new io.netty.channel.embedded.EmbeddedChannel();
-        NvmeTcpHostHandler q = NvmeTcpHostHandler.install(
+        TcpHostQueue q = TcpHostQueue.install(
                 ch.pipeline(),
                 new io.nvmeof.core.spi.HostQueueOptions(
                         new java.net.InetSocketAddress("127.0.0.1", 4420),

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Real verbs: boots the peer VM once (../shared/peer-vm/run.sh), creates Soft-RoCE rxe0 in it and runs
+ * Real verbs: boots the peer VM once (interop/peer-vm/run.sh, guest linux-6.1), creates Soft-RoCE rxe0 in it and runs
  * {@link DisniVerbsCheck} there over the DiSNI provider (jars compiled here, shared into the guest with --share).
  */
 @Tag("vm")
@@ -24,7 +24,7 @@ class DisniVerbsIT {
     @Test
     void verbsOverSoftRoceInThePeerVm() throws Exception {
         PeerVm peerVm = PeerVm.find().orElse(null);
-        Assumptions.assumeTrue(peerVm != null, "../shared/peer-vm not found");
+        Assumptions.assumeTrue(peerVm != null, "interop/peer-vm not found above the working directory (or PEERVM_DIR)");
         Path share = Files.createTempDirectory("disni-it");
         Path cp = Files.createDirectories(share.resolve("cp"));
         // the module jar (with the native library), its dependencies and the test classes

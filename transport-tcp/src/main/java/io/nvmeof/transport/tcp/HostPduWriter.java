@@ -1,0 +1,164 @@
+package io.nvmeof.transport.tcp;
+
+import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
+import io.nvmeof.core.spi.DataRelease;
+import io.nvmeof.core.wire.SglDescriptor;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
+import java.nio.ByteBuffer;
+import java.util.zip.CRC32C;
+
+/**
+ * The PDUs the host sends for a command on one NVMe/TCP connection: the CapsuleCmd (nvmeof-protocol.md §5.5), with
+ * in-capsule data when the command's SGL says so, and the H2CData PDUs answering an R2T (§5.10). Owned by the
+ * connection's event loop, like the {@link NvmeTcpHostHandler} that uses it; it only writes (the handler flushes).
+ *
+ * <p>Data is never copied for H2CData: the PDU's data is a {@link SegmentByteBuf} view of the caller's buffer. In-capsule
+ * data is copied once into the capsule buffer, through a re-pointed {@link Crc32c.View} for a direct caller buffer (no
+ * NIO view is made per command).
+ */
+final class HostPduWriter {
+    private final CRC32C crc = new CRC32C();
+    private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
+    /** Points at the caller's direct data for copies and data digests. */
+    private final Crc32c.View direct = new Crc32c.View();
+
+    private final CapsuleCmdPdu capsuleCmd = new CapsuleCmdPdu();
+    private final H2cDataPdu h2cData = new H2cDataPdu();
+    private SegmentByteBuf.Pool segments;
+    private boolean headerDigest;
+    private boolean dataDigest;
+    private int maxH2cData;
+
+    /** When the handler joins its pipeline. */
+    void eventLoop(EventLoop loop) {
+        this.segments = new SegmentByteBuf.Pool(loop);
+    }
+
+    /** What the ICResp settled (nvmeof-protocol.md §5.4). */
+    void negotiated(boolean headerDigest, boolean dataDigest, int maxH2cData) {
+        this.headerDigest = headerDigest;
+        this.dataDigest = dataDigest;
+        this.maxH2cData = maxH2cData;
+    }
+
+    /**
+     * Fills SGL1 of {@code sqe} (nvmeof-protocol.md §5.10) and writes its CapsuleCmd: no data → 0x5A LENGTH 0;
+     * host→controller data up to {@code inCapsuleLimit} → 0x01, the data in the capsule; more → 0x5A, the data
+     * follows R2Ts; controller→host → 0x5A LENGTH L.
+     */
+    void capsuleCmd(ChannelHandlerContext ctx, SubmissionQueueEntry sqe, TcpHostRequest r, int inCapsuleLimit) {
+        int inCapsule = r.length > 0 && r.hostToController && r.length <= inCapsuleLimit ? r.length : 0;
+        r.inCapsule = inCapsule > 0;
+        if (inCapsule > 0) {
+            sqe.sgl().set(SglDescriptor.ID_IN_CAPSULE, 0, inCapsule); // ICDOFF 0 (nvmeof-protocol.md §1.3)
+        } else {
+            sqe.sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, r.length); // data in PDUs, or LENGTH 0: none
+        }
+        int hd = headerDigest ? DIGEST_LENGTH : 0;
+        int dd = inCapsule > 0 && dataDigest ? DIGEST_LENGTH : 0;
+        int total = CapsuleCmdPdu.HLEN + hd + inCapsule + dd;
+        ByteBuf out = ctx.alloc().directBuffer(total);
+        try {
+            capsuleCmd.wrap(out, 0).set(headerDigest, dataDigest, inCapsule);
+            copySqe(sqe, out, capsuleCmd.sqeIndex());
+            if (headerDigest) {
+                out.setIntLE(CapsuleCmdPdu.HLEN, Crc32c.computeHeader(crc, headerScratch, out, 0, CapsuleCmdPdu.HLEN));
+            }
+            if (inCapsule > 0) {
+                copyIn(r, out, CapsuleCmdPdu.HLEN + hd, inCapsule);
+                if (dataDigest) {
+                    out.setIntLE(CapsuleCmdPdu.HLEN + hd + inCapsule, dataCrc(r, 0, inCapsule));
+                }
+            }
+            out.writerIndex(total);
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        ctx.write(out, ctx.voidPromise());
+    }
+
+    /**
+     * H2CData PDUs of at most MAXH2CDATA bytes covering [from, to) of {@code r}'s data: header (+HDGST) in a pooled
+     * buffer, the data as a view of the caller's buffer, and each DDGST in front of the next header (or alone after
+     * the last PDU).
+     */
+    void h2cData(ChannelHandlerContext ctx, TcpHostRequest r, int ttag, int from, int to) {
+        int hd = headerDigest ? DIGEST_LENGTH : 0;
+        boolean trailer = false;
+        int digest = 0;
+        for (int at = from; at < to; ) {
+            int n = Math.min(to - at, maxH2cData);
+            boolean last = at + n == to;
+            int prefix = trailer ? DIGEST_LENGTH : 0;
+            ByteBuf out = ctx.alloc().directBuffer(prefix + H2cDataPdu.HLEN + hd);
+            if (trailer) {
+                out.setIntLE(0, digest);
+            }
+            h2cData.wrap(out, prefix).set(headerDigest, dataDigest, last, r.cid, ttag, at, n);
+            if (headerDigest) {
+                out.setIntLE(
+                        prefix + H2cDataPdu.HLEN,
+                        Crc32c.computeHeader(crc, headerScratch, out, prefix, H2cDataPdu.HLEN));
+            }
+            out.writerIndex(prefix + H2cDataPdu.HLEN + hd);
+            if (dataDigest) {
+                digest = dataCrc(r, at, n);
+                trailer = true;
+            }
+            ctx.write(out, ctx.voidPromise());
+            ctx.write(segments.take(r.buffer, r.offset + at, n, DataRelease.NONE), ctx.voidPromise());
+            at += n;
+        }
+        if (trailer) {
+            ByteBuf out = ctx.alloc().directBuffer(DIGEST_LENGTH);
+            out.writeIntLE(digest);
+            ctx.write(out, ctx.voidPromise());
+        }
+    }
+
+    /** Received data in {@code src[index, + len)} → the caller's buffer at data offset {@code at} (C2HData). */
+    void copyOut(ByteBuf src, int index, TcpHostRequest r, int at, int len) {
+        ByteBuffer dst = r.buffer;
+        if (dst.hasArray()) {
+            src.getBytes(index, dst.array(), dst.arrayOffset() + r.offset + at, len);
+        } else {
+            src.getBytes(index, r.data(direct, at, len));
+        }
+    }
+
+    /** The 64-byte SQE as eight little-endian longs: no view, no copy array, heap or direct. */
+    private static void copySqe(SubmissionQueueEntry sqe, ByteBuf out, int index) {
+        ByteBuffer b = sqe.buffer();
+        int from = sqe.offset();
+        for (int i = 0; i < SubmissionQueueEntry.LENGTH; i += 8) {
+            out.setLongLE(index + i, b.getLong(from + i));
+        }
+    }
+
+    /** Caller data [0, len) → out at {@code index} (in-capsule data). */
+    private void copyIn(TcpHostRequest r, ByteBuf out, int index, int len) {
+        ByteBuffer src = r.buffer;
+        if (src.hasArray()) {
+            out.setBytes(index, src.array(), src.arrayOffset() + r.offset, len);
+        } else {
+            out.setBytes(index, r.data(direct, 0, len));
+        }
+    }
+
+    /** CRC32C of the command's data [at, at + len) (nvmeof-protocol.md §5.8). */
+    private int dataCrc(TcpHostRequest r, int at, int len) {
+        crc.reset();
+        ByteBuffer b = r.buffer;
+        if (b.hasArray()) {
+            crc.update(b.array(), b.arrayOffset() + r.offset + at, len);
+        } else {
+            crc.update(r.data(direct, at, len));
+        }
+        return (int) crc.getValue();
+    }
+}
