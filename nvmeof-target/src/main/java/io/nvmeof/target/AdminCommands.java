@@ -185,6 +185,9 @@ final class AdminCommands {
                 case CHANGED_NAMESPACE_LIST:
                     log = events.changedNamespaceLog(rae);
                     break;
+                case RESERVATION_NOTIFICATION:
+                    log = controller.reservationNotices().read(rae); // one notice per read (NVMe Base 2.0 §8.19)
+                    break;
                 case COMMANDS_SUPPORTED_AND_EFFECTS:
                     if ((c.cdw14() >>> 24) != IdentifyCommandSets.CSI_NVM) {
                         return Status.dnr(Status.INVALID_LOG_PAGE); // CSI (CDW14 31:24): NVM only, as nvmet

@@ -20,6 +20,8 @@ final class AsyncEvents {
     static final int EVENT_DISCOVERY_CHANGED = 0x0070F002;
     /** AER completion DW0 (nvmeof-protocol.md §3.6): notice, ANA change (info 0x03), log 0x0C. */
     static final int EVENT_ANA_CHANGED = 0x000C0302;
+    /** AER completion DW0: I/O command set specific (type 6), reservation log page available (info 0x00), log 0x80. */
+    static final int EVENT_RESERVATION_LOG = 0x00800006;
     /** Asynchronous Event Configuration bits that enable those notices (nvmeof-protocol.md §3.4). */
     private static final int AEC_NAMESPACE_NOTICE = 1 << 8;
 
@@ -32,6 +34,7 @@ final class AsyncEvents {
     private static final int PENDING_NAMESPACE = 1;
     private static final int PENDING_DISCOVERY = 2;
     private static final int PENDING_ANA = 4;
+    private static final int PENDING_RESERVATION = 8;
 
     private final Controller controller;
     private final QueueSession admin;
@@ -158,6 +161,21 @@ final class AsyncEvents {
         }
     }
 
+    /** A reservation notice was queued in log 0x80 (ReservationNotices): raise the event; no AEC bit gates it. */
+    void reservationNotice() {
+        admin.channel().execute(() -> raise(PENDING_RESERVATION));
+    }
+
+    /** The host read log 0x80; unless RAE the event is unmasked, and raised again if notices remain. */
+    void reservationLogRead(boolean retainEvent, boolean more) {
+        if (!retainEvent) {
+            maskedEvents &= ~PENDING_RESERVATION;
+            if (more) {
+                raise(PENDING_RESERVATION);
+            }
+        }
+    }
+
     private void raise(int event) {
         if (controller.isClosed() || (maskedEvents & event) != 0) {
             // Closed, or the host has not read the log of the last one yet: the event stays masked (§3.6).
@@ -177,7 +195,11 @@ final class AsyncEvents {
                     .dw0(
                             event == PENDING_NAMESPACE
                                     ? EVENT_NAMESPACE_CHANGED
-                                    : event == PENDING_ANA ? EVENT_ANA_CHANGED : EVENT_DISCOVERY_CHANGED);
+                                    : event == PENDING_ANA
+                                            ? EVENT_ANA_CHANGED
+                                            : event == PENDING_RESERVATION
+                                                    ? EVENT_RESERVATION_LOG
+                                                    : EVENT_DISCOVERY_CHANGED);
             admin.complete(aer, Status.SUCCESS);
         }
     }

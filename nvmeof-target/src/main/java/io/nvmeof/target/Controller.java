@@ -61,6 +61,8 @@ public final class Controller {
     private final AdminCommands adminCommands;
     /** The ANA states of this controller's listener (AnaGroups), read by the I/O queues. */
     private final AnaPath anaPath;
+    /** Reservation notices for this controller (log page 80h, feature 82h), posted by any namespace's Reservations. */
+    private final ReservationNotices reservationNotices;
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
@@ -84,6 +86,7 @@ public final class Controller {
         this.port = admin.channel().portInfo();
         this.katoMillis = effectiveKato(connectKatoMillis);
         this.events = new AsyncEvents(this, admin);
+        this.reservationNotices = new ReservationNotices(events);
         this.adminCommands = new AdminCommands(this, target, new Features(this, events), events);
         this.anaPath = subsystem.ana().path(port.portId());
     }
@@ -415,6 +418,10 @@ public final class Controller {
     /** The ANA states of the listener this controller was connected through. */
     AnaPath anaPath() {
         return anaPath;
+    }
+
+    ReservationNotices reservationNotices() {
+        return reservationNotices;
     }
 
     int heldAerCount() {

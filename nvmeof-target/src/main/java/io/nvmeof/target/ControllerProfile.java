@@ -36,16 +36,22 @@ final class ControllerProfile {
     static final int CMIC = 0x03;
     /**
      * ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes, bit 4 Save field and Select field (Get
-     * Features SEL is answered; no feature is saveable), bit 7 Verify, bit 8 Copy; no Timestamp (bit 6),
+     * Features SEL is answered; no feature is saveable), bit 5 Reservations, bit 7 Verify, bit 8 Copy; no Timestamp (bit 6),
      * nvmeof-protocol.md §3.2.1. nvmet has bits 2, 3 and 5 only.
      */
-    static final int ONCS = 0x01 | 0x04 | 0x08 | (1 << 4) | (1 << 7) | (1 << 8);
+    static final int ONCS = 0x01 | 0x04 | 0x08 | (1 << 4) | ControllerProfile.ONCS_RESERVATIONS | (1 << 7) | (1 << 8);
     /** FUSES bit 0: fused Compare and Write (FusedCompareAndWrite). nvmet has 0. */
     static final int FUSES = 0x1;
     /** ACWU, 0's based blocks: a fused Compare and Write is atomic at any length (FusedGate), so the most it can say. */
     static final int ACWU = 0xFFFF;
     /** OCFS bit 0: Copy source range entries of format 0 (NvmCopy). */
     static final int OCFS_COPY = 0x1;
+    /** ONCS bit 5: Reservations (NVMe Base 2.0 §8.19). */
+    static final int ONCS_RESERVATIONS = 0x20;
+    /** CTRATT bit 0: 128-bit Host Identifiers, the only kind on fabrics (reservations key hosts by them). */
+    static final int CTRATT = 0x01;
+    /** Identify Namespace RESCAP: bits 1–6 the six reservation types, bit 7 IEKEY (1.3 semantics); no PTPL (bit 0). */
+    static final int RESCAP = 0xFE;
     /** VWC bit 0: a volatile write cache is reported so the host sends Flush and FUA (both trivially done in RAM). */
     static final int VWC = 0x01;
     /** OAES bit 8: namespace attribute notices, bit 11: ANA change notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */

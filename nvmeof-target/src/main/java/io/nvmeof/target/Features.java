@@ -50,6 +50,9 @@ final class Features {
         if (!discovery && FeatureValues.handles(fid)) {
             return values.set(fid, value);
         }
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().setMask(controller.subsystem(), c); // NVMe Base 2.0 §8.19
+        }
         switch (fid) {
             case NUMBER_OF_QUEUES: {
                 if (discovery) {
@@ -114,6 +117,9 @@ final class Features {
         FeatureId fid = FeatureId.of(cdw10);
         int sel = (cdw10 >>> 8) & 0x7;
         boolean discovery = controller.isDiscovery();
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().getMask(controller.subsystem(), request, c); // NVMe Base 2.0 §8.19
+        }
         boolean supported = fid == FeatureId.KEEP_ALIVE_TIMER
                 || fid == FeatureId.ASYNC_EVENT_CONFIGURATION
                 || (!discovery

@@ -32,6 +32,7 @@ final class IdentifyPages {
         b.putShort(78, (short) controller.cntlid()); // CNTLID = Connect's CNTLID (nvmeof-protocol.md §7.1 step 11)
         b.putInt(80, ControllerProfile.VERSION); // VER
         b.putInt(92, discovery ? ControllerProfile.OAES_DISCOVERY : ControllerProfile.OAES_IO);
+        b.putInt(96, discovery ? 0 : ControllerProfile.CTRATT); // CTRATT
         b.put(111, (byte) (discovery ? ControllerProfile.CNTRLTYPE_DISCOVERY : ControllerProfile.CNTRLTYPE_IO));
         b.put(258, (byte) ControllerProfile.ACL);
         b.put(259, (byte) ControllerProfile.AERL);
@@ -79,6 +80,7 @@ final class IdentifyPages {
         b.put(25, (byte) 0); // NLBAF: one format
         b.put(26, (byte) 0); // FLBAS: format 0, no metadata
         b.put(30, (byte) 1); // NMIC: may be shared (CMIC bit 1)
+        b.put(31, (byte) ControllerProfile.RESCAP); // RESCAP (NVMe Base 2.0 §8.19)
         b.put(33, (byte) 0x09); // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3)
         b.putShort(74, (short) NvmCopy.MSSRL); // MSSRL, blocks
         b.putInt(76, NvmCopy.MCL); // MCL, blocks

@@ -30,6 +30,7 @@ final class NvmCommands {
     private final QueueSession session;
     private final FusedCompareAndWrite fused;
     private final NvmCopy copy = new NvmCopy();
+    private final ReservationCommands reservations;
     /** This queue's writes in progress, which a fused Compare and Write waits for (FusedGate). */
     private final FusedGate.Mark writing = new FusedGate.Mark();
 
@@ -44,6 +45,7 @@ final class NvmCommands {
     NvmCommands(QueueSession session) {
         this.session = session;
         this.fused = new FusedCompareAndWrite(session);
+        this.reservations = new ReservationCommands(session);
     }
 
     /** The queue became an I/O queue of {@code subsystem}: its writes count for fused pairs from now on. */
@@ -113,11 +115,23 @@ final class NvmCommands {
             session.complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
         }
+        // Reservations (NVMe Base 2.0 §8.19): one volatile read of the namespace's snapshot, no lock.
+        int access = session.subsystem().reservations(nsid).snapshot().access(c.opcode(), hostMsb(), hostLsb());
+        if (access != Status.SUCCESS) {
+            session.complete(request, access);
+            return;
+        }
         if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
             fused.execute(request, c, ns);
             return;
         }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_REPORT:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.execute(request, c, opcode);
+                return;
             case READ: {
                 int status = checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
@@ -255,7 +269,15 @@ final class NvmCommands {
             session.complete(request, Status.INTERNAL_ERROR);
             return;
         }
+        if (!preemptCheck(request, c)) {
+            return;
+        }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.dataReceived(request, c, opcode);
+                break;
             case WRITE:
                 writeData(request, c);
                 break;
@@ -272,6 +294,28 @@ final class NvmCommands {
                 session.complete(request, Status.INTERNAL_ERROR);
                 break;
         }
+    }
+
+    /**
+     * Data arrived for a command admitted earlier: if a Preempt and Abort preempted its host meanwhile, it completes
+     * with Command Aborted due to Preempt and Abort instead (false). Allocation-free.
+     */
+    private boolean preemptCheck(TargetRequest request, SubmissionQueueEntry c) {
+        Reservations r = session.subsystem().reservations(c.nsid());
+        int status = r == null ? Status.SUCCESS : r.snapshot().abortedByPreempt(c.opcode(), hostMsb(), hostLsb());
+        if (status != Status.SUCCESS) {
+            session.complete(request, status);
+            return false;
+        }
+        return true;
+    }
+
+    private long hostMsb() {
+        return session.controller().hostId().getMostSignificantBits();
+    }
+
+    private long hostLsb() {
+        return session.controller().hostId().getLeastSignificantBits();
     }
 
     private void writeData(TargetRequest request, SubmissionQueueEntry c) {

@@ -23,6 +23,9 @@ public final class Subsystem {
     private final String serial;
     private final String model;
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
+    /** The reservation of each namespace, indexed like {@link #namespaces} and replaced with it. */
+    private volatile Reservations[] reservations = new Reservations[ControllerProfile.NN + 1];
+
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = ControllerProfile.MIN_CNTLID;
     /** Fused Compare and Write against the writes of every queue (FusedGate). */
@@ -90,6 +93,12 @@ public final class Subsystem {
         return Integer.compareUnsigned(nsid, t.length) < 0 ? t[nsid] : null;
     }
 
+    /** The reservation of namespace {@code nsid}, or null. Allocation-free. */
+    Reservations reservations(int nsid) {
+        Reservations[] t = reservations;
+        return Integer.compareUnsigned(nsid, t.length) < 0 ? t[nsid] : null;
+    }
+
     /** Active namespaces in NSID order. */
     public List<RamNamespace> namespaces() {
         List<RamNamespace> out = new ArrayList<>();
@@ -123,6 +132,9 @@ public final class Subsystem {
         if (namespaces[nsid] != null) {
             throw new IllegalArgumentException("nsid " + nsid + " already exists in " + nqn);
         }
+        Reservations[] r = reservations.clone();
+        r[nsid] = new Reservations(this, nsid);
+        reservations = r; // before the namespace: the I/O path finds its reservation once it finds the namespace
         RamNamespace[] t = namespaces.clone();
         t[nsid] = ns;
         namespaces = t;
@@ -133,7 +145,7 @@ public final class Subsystem {
         if (ns != null) {
             RamNamespace[] t = namespaces.clone();
             t[nsid] = null;
-            namespaces = t;
+            namespaces = t; // its reservation stays until the NSID is reused, so an I/O in flight still finds one
         }
         return ns;
     }

@@ -92,7 +92,9 @@ class BringUpTest {
         assertEquals(128, id.getShort(514), "MAXCMD");
         assertEquals(1024, id.getInt(516), "NN");
         assertEquals(
-                0x19D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes, Save/Select, Verify, Copy; no Timestamp");
+                0x1BD,
+                id.getShort(520),
+                "ONCS: Compare, DSM, Write Zeroes, Save/Select, Reservations, Verify, Copy; no Timestamp");
         assertEquals(1, id.get(525), "VWC");
         assertEquals(0x00100001, id.getInt(536), "SGLS from the port");
         assertEquals(TestTargets.NQN, nqn(id, 768));

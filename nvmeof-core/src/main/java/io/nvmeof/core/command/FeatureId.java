@@ -22,7 +22,11 @@ public enum FeatureId {
     /** I/O Command Set Profile: the I/O Command Set data structure's combination in use (here only 0, NVM). */
     IO_COMMAND_SET_PROFILE(0x19),
     /** Host Identifier: on fabrics it comes from Connect, so Set Features of it is a Command Sequence Error. */
-    HOST_IDENTIFIER(0x81);
+    HOST_IDENTIFIER(0x81),
+    /** Reservation Notification Mask: per namespace, which reservation notices this controller wants. */
+    RESERVATION_NOTIFICATION_MASK(0x82),
+    /** Reservation Persistence (PTPL): a RAM target cannot persist through power loss. */
+    RESERVATION_PERSISTENCE(0x83);
 
     private static final FeatureId[] BY_CODE = new FeatureId[256];
 

@@ -15,6 +15,8 @@ public enum LogPageId {
     COMMANDS_SUPPORTED_AND_EFFECTS(0x05),
     /** Asymmetric Namespace Access: the ANA group states of the path the command came on (nvmeof-protocol.md §3.3). */
     ASYMMETRIC_NAMESPACE_ACCESS(0x0C),
+    /** Reservation Notification: one 64-byte notice per read (NVMe Base 2.0, Reservations). */
+    RESERVATION_NOTIFICATION(0x80),
     /** The discovery log page, on a discovery controller only. */
     DISCOVERY(0x70),
     /**

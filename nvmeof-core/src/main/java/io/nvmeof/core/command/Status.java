@@ -41,14 +41,19 @@ public final class Status {
     public static final int METADATA_SGL_LENGTH_INVALID = of(SCT_GENERIC, 0x10);
     public static final int SGL_DESCRIPTOR_TYPE_INVALID = of(SCT_GENERIC, 0x11);
     public static final int SGL_OFFSET_INVALID = of(SCT_GENERIC, 0x16);
+    /** Reservation Report with EDS = 0 while hosts use 128-bit Host Identifiers (NVMe Base 2.0, Reservations). */
+    public static final int HOST_IDENTIFIER_INCONSISTENT_FORMAT = of(SCT_GENERIC, 0x18);
+
     public static final int KEEP_ALIVE_EXPIRED = of(SCT_GENERIC, 0x19);
     public static final int KEEP_ALIVE_INVALID = of(SCT_GENERIC, 0x1A);
+    public static final int ABORTED_PREEMPT_AND_ABORT = of(SCT_GENERIC, 0x1B);
     public static final int NAMESPACE_WRITE_PROTECTED = of(SCT_GENERIC, 0x20);
     public static final int COMMAND_INTERRUPTED = of(SCT_GENERIC, 0x21);
     public static final int TRANSIENT_TRANSPORT_ERROR = of(SCT_GENERIC, 0x22);
     public static final int LBA_OUT_OF_RANGE = of(SCT_GENERIC, 0x80);
     public static final int CAPACITY_EXCEEDED = of(SCT_GENERIC, 0x81);
     public static final int NAMESPACE_NOT_READY = of(SCT_GENERIC, 0x82);
+    public static final int RESERVATION_CONFLICT = of(SCT_GENERIC, 0x83);
 
     // Command specific status (SCT 1), nvmeof-protocol.md §1.4.
     public static final int INVALID_QUEUE_IDENTIFIER = of(SCT_COMMAND_SPECIFIC, 0x01);
@@ -164,10 +169,14 @@ public final class Status {
                         return "SGL Descriptor Type Invalid";
                     case 0x16:
                         return "SGL Offset Invalid";
+                    case 0x18:
+                        return "Host Identifier Inconsistent Format";
                     case 0x19:
                         return "Keep Alive Timer Expired";
                     case 0x1A:
                         return "Keep Alive Timeout Invalid";
+                    case 0x1B:
+                        return "Command Aborted due to Preempt and Abort";
                     case 0x20:
                         return "Namespace is Write Protected";
                     case 0x21:
@@ -180,6 +189,8 @@ public final class Status {
                         return "Capacity Exceeded";
                     case 0x82:
                         return "Namespace Not Ready";
+                    case 0x83:
+                        return "Reservation Conflict";
                     default:
                         break;
                 }
