@@ -60,7 +60,7 @@ final class AdminCommands {
                         + (inData && ipo == 256 ? ": unknown subsystem NQN" : inData && ipo == 512 ? ": host NQN" : "")
                         + ")";
             }
-            throw new NvmeStatusException(
+            throw NvmeStatusException.of(
                     c.status(),
                     FabricsCommandType.OPCODE,
                     "Connect of "
@@ -168,7 +168,7 @@ final class AdminCommands {
         CompletableFuture<CommandSlot.Completion> f = s.submit(data, 0, length, timeoutNanos);
         CommandSlot.Completion c = await(f, timeoutNanos);
         if (requireSuccess && !c.ok()) {
-            throw new NvmeStatusException(c.status(), opcode, what);
+            throw NvmeStatusException.of(c.status(), opcode, what);
         }
         return c;
     }
@@ -208,7 +208,7 @@ final class AdminCommands {
     private static NvmeException rethrown(NvmeException e) {
         NvmeException copy;
         if (e instanceof NvmeStatusException se) {
-            copy = new NvmeStatusException(se.status(), se.opcode(), se.command());
+            copy = NvmeStatusException.of(se.status(), se.opcode(), se.command());
         } else if (e instanceof NvmeTimeoutException) {
             copy = new NvmeTimeoutException(e.getMessage());
         } else if (e instanceof NvmeTransportException) {

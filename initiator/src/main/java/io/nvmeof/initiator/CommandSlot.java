@@ -147,7 +147,7 @@ final class CommandSlot implements HostCommand {
             int status = response.status();
             NvmeException error = null;
             if (future == null && !Status.isSuccess(status)) {
-                error = new NvmeStatusException(status, sqe.opcode(), describe());
+                error = NvmeStatusException.of(status, sqe.opcode(), describe());
             }
             finish(response.dw0(), response.dw1(), status, error);
         } else if (STATE.compareAndSet(this, TIMED_OUT, FREE)) {

@@ -177,6 +177,11 @@ public final class Namespace {
         return d;
     }
 
+    /** The reservation commands on this namespace (Register, Acquire, Release, Report; NVMe Base 2.0 §8.19). */
+    public Reservations reservations() {
+        return new Reservations(this);
+    }
+
     // ---- Read (0x02) ----
 
     /** Reads {@code blocks} blocks from {@code lba} into {@code dst} and waits. */

@@ -26,6 +26,14 @@ public class NvmeStatusException extends NvmeException {
         this.command = command;
     }
 
+    /** The exception for this status: {@link ReservationConflictException} for Reservation Conflict, else this class. */
+    public static NvmeStatusException of(int status, int opcode, String command) {
+        if (Status.is(status, Status.RESERVATION_CONFLICT)) {
+            return new ReservationConflictException(status, opcode, command);
+        }
+        return new NvmeStatusException(status, opcode, command);
+    }
+
     /** The status field as on the wire, phase bit included (nvmeof-protocol.md §1.2); decode with {@link Status}. */
     public int status() {
         return status;

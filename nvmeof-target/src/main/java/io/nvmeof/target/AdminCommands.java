@@ -20,6 +20,8 @@ import java.nio.ByteOrder;
 final class AdminCommands {
     /** Get Log Page CDW10 bit 15: RAE, retain the asynchronous event (nvmeof-protocol.md §3.3). */
     private static final int RAE = 0x8000;
+    /** Get Log Page CDW10 bit 8: LSP bit 0, for the ANA log RGO, return groups only (nvmeof-protocol.md §3.3). */
+    private static final int LSP_ANA_RGO = 0x100;
 
     private final Controller controller;
     private final NvmeTarget target;
@@ -61,13 +63,24 @@ final class AdminCommands {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_OPCODE);
                 }
-                // Abort: nothing here runs long enough to be aborted; DW0 bit 0 = 1 says "not aborted"
-                // (nvmeof-protocol.md §3.1).
-                request.response().dw0(1);
-                return Status.SUCCESS;
+                return abort(request, c);
             default:
                 return Status.dnr(Status.INVALID_OPCODE);
         }
+    }
+
+    /**
+     * Abort (NVMe Base 2.0c §5.1): SQID in CDW10 bits 15:0, CID in bits 31:16. An outstanding Asynchronous Event
+     * Request is aborted (it completes with Command Abort Requested) and DW0 bit 0 = 0 says so. Every other command
+     * here runs to completion as it arrives (nothing waits in a queue to start), so it cannot be aborted: DW0 bit 0 =
+     * 1, "not aborted", success, as the spec allows; a command not found is not aborted either.
+     */
+    private int abort(TargetRequest request, SubmissionQueueEntry c) {
+        int sqid = c.cdw10() & 0xFFFF;
+        int cid = c.cdw10() >>> 16;
+        boolean aborted = sqid == 0 && events.abort(cid);
+        request.response().dw0(aborted ? 0 : 1);
+        return Status.SUCCESS;
     }
 
     // Identify (nvmeof-protocol.md §3.2)
@@ -87,6 +100,9 @@ final class AdminCommands {
         if (cns == null) {
             return Status.dnr(Status.INVALID_FIELD);
         }
+        if (IdentifyCommandSets.handles(cns)) {
+            return IdentifyCommandSets.identify(request, c, cns, subsystem());
+        }
         switch (cns) {
             case NAMESPACE: {
                 if (nsid == 0xFFFFFFFF) {
@@ -96,6 +112,9 @@ final class AdminCommands {
                 // An inactive NSID gets an all-zero page with success; NCAP = 0 tells the host it is absent
                 // (nvmeof-protocol.md §3.2).
                 page = ns == null ? IdentifyPages.zero() : IdentifyPages.namespace(ns);
+                if (ns != null) {
+                    controller.anaPath().identifyNamespace(page, nsid); // ANAGRPID, NUSE
+                }
                 break;
             }
             case CONTROLLER:
@@ -115,14 +134,6 @@ final class AdminCommands {
                 page = IdentifyPages.descriptors(ns);
                 break;
             }
-            case IO_COMMAND_SET_CONTROLLER:
-                // NVM command set Identify Controller: all zero (no limits) for CSI 0, like nvmet (nvmeof-protocol.md
-                // §3.2.4).
-                if ((c.cdw11() >>> 24) != 0) {
-                    return Status.dnr(Status.INVALID_FIELD);
-                }
-                page = IdentifyPages.zero();
-                break;
             default:
                 return Status.dnr(Status.INVALID_FIELD);
         }
@@ -159,6 +170,12 @@ final class AdminCommands {
                 return Status.dnr(Status.INVALID_FIELD); // nvmet answers unknown LIDs with Invalid Field
             }
             switch (lid) {
+                case SUPPORTED_LOG_PAGES:
+                    log = SupportLogPages.supportedLogPages();
+                    break;
+                case FIRMWARE_SLOT_INFORMATION:
+                    log = SupportLogPages.firmwareSlots();
+                    break;
                 case ERROR_INFORMATION:
                     log = controller.errorLog();
                     break;
@@ -168,8 +185,18 @@ final class AdminCommands {
                 case CHANGED_NAMESPACE_LIST:
                     log = events.changedNamespaceLog(rae);
                     break;
+                case RESERVATION_NOTIFICATION:
+                    log = controller.reservationNotices().read(rae); // one notice per read (NVMe Base 2.0 §8.19)
+                    break;
                 case COMMANDS_SUPPORTED_AND_EFFECTS:
+                    if ((c.cdw14() >>> 24) != IdentifyCommandSets.CSI_NVM) {
+                        return Status.dnr(Status.INVALID_LOG_PAGE); // CSI (CDW14 31:24): NVM only, as nvmet
+                    }
                     log = LogPages.commandEffects();
+                    break;
+                case ASYMMETRIC_NAMESPACE_ACCESS:
+                    log = controller.anaPath().log((cdw10 & LSP_ANA_RGO) != 0);
+                    events.anaLogRead(rae);
                     break;
                 case VENDOR_PERF_STATS:
                     log = LogPages.perfStats(subsystem()); // vendor specific: CPU and work counters for nvmeof-perf

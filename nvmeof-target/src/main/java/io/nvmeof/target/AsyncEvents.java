@@ -18,15 +18,23 @@ final class AsyncEvents {
     static final int EVENT_NAMESPACE_CHANGED = 0x00040002;
     /** AER completion DW0 (nvmeof-protocol.md §3.6): notice, discovery log page change (info 0xF0), log 0x70. */
     static final int EVENT_DISCOVERY_CHANGED = 0x0070F002;
+    /** AER completion DW0 (nvmeof-protocol.md §3.6): notice, ANA change (info 0x03), log 0x0C. */
+    static final int EVENT_ANA_CHANGED = 0x000C0302;
+    /** AER completion DW0: I/O command set specific (type 6), reservation log page available (info 0x00), log 0x80. */
+    static final int EVENT_RESERVATION_LOG = 0x00800006;
     /** Asynchronous Event Configuration bits that enable those notices (nvmeof-protocol.md §3.4). */
     private static final int AEC_NAMESPACE_NOTICE = 1 << 8;
 
     private static final int AEC_DISCOVERY_NOTICE = 1 << 31;
+    /** AEC bit 11: ANA change notices (AnaGroups). */
+    private static final int AEC_ANA_NOTICE = 1 << 11;
     /** AEC bits 7:0: SMART critical-warning events; accepted (never raised: RAM does not wear). */
     private static final int AEC_SMART_MASK = 0xFF;
 
     private static final int PENDING_NAMESPACE = 1;
     private static final int PENDING_DISCOVERY = 2;
+    private static final int PENDING_ANA = 4;
+    private static final int PENDING_RESERVATION = 8;
 
     private final Controller controller;
     private final QueueSession admin;
@@ -43,9 +51,11 @@ final class AsyncEvents {
 
     // ---- Asynchronous Event Configuration (feature 0x0B) ----
 
-    /** The AEC bits this controller can raise: the discovery notice, or the namespace notice and SMART warnings. */
+    /** The AEC bits this controller can raise: the discovery notice, or the namespace and ANA notices and SMART warnings. */
     int configurable() {
-        return controller.isDiscovery() ? AEC_DISCOVERY_NOTICE : (AEC_NAMESPACE_NOTICE | AEC_SMART_MASK);
+        return controller.isDiscovery()
+                ? AEC_DISCOVERY_NOTICE
+                : (AEC_NAMESPACE_NOTICE | AEC_ANA_NOTICE | AEC_SMART_MASK);
     }
 
     int configuration() {
@@ -66,6 +76,21 @@ final class AsyncEvents {
         heldAers.add(request);
         deliver();
         return QueueSession.PENDING;
+    }
+
+    /**
+     * Abort of a held request: completes the AER with CID {@code cid} with Command Abort Requested and returns true,
+     * or false if no held AER has that CID.
+     */
+    boolean abort(int cid) {
+        for (TargetRequest aer : heldAers) {
+            if (aer.command().cid() == cid) {
+                heldAers.remove(aer);
+                admin.complete(aer, Status.ABORT_REQUESTED);
+                return true;
+            }
+        }
+        return false;
     }
 
     int heldCount() {
@@ -103,6 +128,22 @@ final class AsyncEvents {
         });
     }
 
+    /** An ANA group's state on this controller's path, or a group's namespaces, changed: raise the ANA notice. */
+    void anaChanged() {
+        admin.channel().execute(() -> {
+            if ((configuration & AEC_ANA_NOTICE) != 0) {
+                raise(PENDING_ANA);
+            }
+        });
+    }
+
+    /** The host read the ANA log (0x0C); unless RAE, the ANA notice is unmasked. */
+    void anaLogRead(boolean retainEvent) {
+        if (!retainEvent) {
+            maskedEvents &= ~PENDING_ANA;
+        }
+    }
+
     /** Log page 0x04 as read now; unless RAE, the list is cleared and the namespace notice unmasked. */
     ByteBuffer changedNamespaceLog(boolean retainEvent) {
         ByteBuffer log = LogPages.changedNamespaces(changedNamespaces);
@@ -117,6 +158,21 @@ final class AsyncEvents {
     void discoveryLogRead(boolean retainEvent) {
         if (!retainEvent) {
             maskedEvents &= ~PENDING_DISCOVERY;
+        }
+    }
+
+    /** A reservation notice was queued in log 0x80 (ReservationNotices): raise the event; no AEC bit gates it. */
+    void reservationNotice() {
+        admin.channel().execute(() -> raise(PENDING_RESERVATION));
+    }
+
+    /** The host read log 0x80; unless RAE the event is unmasked, and raised again if notices remain. */
+    void reservationLogRead(boolean retainEvent, boolean more) {
+        if (!retainEvent) {
+            maskedEvents &= ~PENDING_RESERVATION;
+            if (more) {
+                raise(PENDING_RESERVATION);
+            }
         }
     }
 
@@ -135,7 +191,15 @@ final class AsyncEvents {
             pendingEvents &= ~event;
             maskedEvents |= event;
             TargetRequest aer = heldAers.poll();
-            aer.response().dw0(event == PENDING_NAMESPACE ? EVENT_NAMESPACE_CHANGED : EVENT_DISCOVERY_CHANGED);
+            aer.response()
+                    .dw0(
+                            event == PENDING_NAMESPACE
+                                    ? EVENT_NAMESPACE_CHANGED
+                                    : event == PENDING_ANA
+                                            ? EVENT_ANA_CHANGED
+                                            : event == PENDING_RESERVATION
+                                                    ? EVENT_RESERVATION_LOG
+                                                    : EVENT_DISCOVERY_CHANGED);
             admin.complete(aer, Status.SUCCESS);
         }
     }

@@ -49,7 +49,9 @@ public final class Controller {
     private volatile int csts;
 
     // Keep alive (nvmeof-protocol.md §3.5).
-    private volatile int katoMillis;
+    /** KATO in ms, an unsigned 32-bit value from the host rounded up to KAS, so it may exceed 2^32 - 1 a little. */
+    private volatile long katoMillis;
+
     private volatile long lastKeepAliveNanos = System.nanoTime();
     private ScheduledFuture<?> keepAliveCheck; // guarded by this
     private final Runnable keepAliveTask = this::checkKeepAlive;
@@ -57,6 +59,10 @@ public final class Controller {
     // The admin commands (nvmeof-protocol.md §3) and the state they own: features (§3.4), asynchronous events (§3.6).
     private final AsyncEvents events;
     private final AdminCommands adminCommands;
+    /** The ANA states of this controller's listener (AnaGroups), read by the I/O queues. */
+    private final AnaPath anaPath;
+    /** Reservation notices for this controller (log page 80h, feature 82h), posted by any namespace's Reservations. */
+    private final ReservationNotices reservationNotices;
 
     // Error log (nvmeof-protocol.md §3.3), written from any queue thread on the (cold) error path.
     private final AtomicLong errorCount = new AtomicLong();
@@ -80,12 +86,18 @@ public final class Controller {
         this.port = admin.channel().portInfo();
         this.katoMillis = effectiveKato(connectKatoMillis);
         this.events = new AsyncEvents(this, admin);
+        this.reservationNotices = new ReservationNotices(events);
         this.adminCommands = new AdminCommands(this, target, new Features(this, events), events);
+        this.anaPath = subsystem.ana().path(port.portId());
     }
 
-    /** The KATO a host's request (Connect or Set Features) gives, rounded; 0 on a discovery controller means 120 s. */
-    private int effectiveKato(int requestedMillis) {
-        int kato = requestedMillis;
+    /**
+     * The KATO a host's request (Connect or Set Features) gives, rounded; 0 on a discovery controller means 120 s.
+     * The field is an unsigned 32-bit count of ms: 2^31 ms and more is a long timeout (24.8 days), not a negative
+     * one that would turn keep alive off.
+     */
+    private long effectiveKato(int requestedMillis) {
+        long kato = Integer.toUnsignedLong(requestedMillis);
         if (kato == 0 && subsystem.isDiscovery()) {
             // nvmet keeps a discovery controller that asked for no keep alive on a 120 s timer (nvmeof-protocol.md
             // §3.5, §8).
@@ -95,12 +107,9 @@ public final class Controller {
     }
 
     /** KATO rounded up to the KAS granularity (nvmeof-protocol.md §3.5: nvmet uses whole seconds). */
-    private static int roundKato(int millis) {
-        if (millis <= 0) {
-            return 0;
-        }
+    private static long roundKato(long millis) {
         long g = ControllerProfile.KATO_GRANULARITY_MILLIS;
-        return (int) Math.min(Integer.MAX_VALUE, (millis + g - 1) / g * g);
+        return (millis + g - 1) / g * g; // millis < 2^32: no overflow
     }
 
     // ---- facts (any thread) ----
@@ -133,8 +142,8 @@ public final class Controller {
         return subsystem.isDiscovery();
     }
 
-    /** The keep-alive timeout in effect, in ms (0: none). */
-    public int katoMillis() {
+    /** The keep-alive timeout in effect, in ms (0: none); at most 2^32 - 1 rounded up to a whole second. */
+    public long katoMillis() {
         return katoMillis;
     }
 
@@ -144,6 +153,18 @@ public final class Controller {
         for (int i = 1; i < ioQueues.length(); i++) {
             if (ioQueues.get(i) != null) {
                 n++;
+            }
+        }
+        return n;
+    }
+
+    /** NVM commands the I/O queues now connected accepted for processing: the I/O this path carried. */
+    public long ioCommands() {
+        long n = 0;
+        for (int i = 1; i < ioQueues.length(); i++) {
+            QueueSession q = ioQueues.get(i);
+            if (q != null) {
+                n += q.processedCommands();
             }
         }
         return n;
@@ -175,7 +196,7 @@ public final class Controller {
         return createdNanos;
     }
 
-    /** CAP (nvmeof-protocol.md §2.3): MQES from the port, CQR, TO 15, CSS bit 37 only, MPSMIN = MPSMAX = 0 (nvmeof-protocol.md §7.7). */
+    /** CAP (nvmeof-protocol.md §2.3): MQES from the port, CQR, TO 15, CSS bits 37 and 43 like nvmet, MPSMIN = MPSMAX = 0. */
     long cap() {
         return Properties.cap(port.maxQueueSize() - 1, ControllerProfile.CAP_TIMEOUT);
     }
@@ -201,7 +222,7 @@ public final class Controller {
                 keepAliveCheck.cancel(false);
                 keepAliveCheck = null;
             }
-            int kato = katoMillis;
+            long kato = katoMillis;
             if (kato > 0 && !closed.get()) {
                 keepAliveCheck = target.scheduler().schedule(keepAliveTask, kato, TimeUnit.MILLISECONDS);
             }
@@ -338,9 +359,16 @@ public final class Controller {
         }
     }
 
-    /** nvmet's checks on CC at enable (nvmeof-protocol.md §2.3, §7.6): MPS 0, AMS 0, CSS NVM (CAP advertises bit 37 only), IOSQES 6 / IOCQES 4 on I/O controllers. */
+    /**
+     * nvmet's checks on CC at enable (nvmeof-protocol.md §2.3, §7.6): MPS 0, AMS 0, IOSQES 6 / IOCQES 4 on I/O
+     * controllers, and CSS 000b (NVM) or 110b (the I/O command sets of CAP.CSS bit 43, here only NVM: the two behave
+     * alike). 111b (admin only) needs CAP.CSS bit 44, which we do not set, so it fails like nvmet's.
+     */
     private boolean ccValid(int value) {
-        if (Properties.ccMps(value) != 0 || Properties.ccAms(value) != 0 || Properties.ccCss(value) != 0) {
+        int css = Properties.ccCss(value);
+        if (Properties.ccMps(value) != 0
+                || Properties.ccAms(value) != 0
+                || (css != Properties.CC_CSS_NVM && css != Properties.CC_CSS_IO_COMMAND_SETS)) {
             return false;
         }
         return subsystem.isDiscovery() || (Properties.ccIosqes(value) == 6 && Properties.ccIocqes(value) == 4);
@@ -380,6 +408,20 @@ public final class Controller {
     /** The discovery log changed: raise the notice on a discovery controller that enabled it. */
     void discoveryChanged() {
         events.discoveryChanged();
+    }
+
+    /** An ANA group state or membership this controller reports changed: raise the ANA change notice. */
+    void anaChanged() {
+        events.anaChanged();
+    }
+
+    /** The ANA states of the listener this controller was connected through. */
+    AnaPath anaPath() {
+        return anaPath;
+    }
+
+    ReservationNotices reservationNotices() {
+        return reservationNotices;
     }
 
     int heldAerCount() {

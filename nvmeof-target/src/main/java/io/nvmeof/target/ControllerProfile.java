@@ -29,14 +29,33 @@ final class ControllerProfile {
     static final int ACL = 3;
     /** Error log entries kept (ELPE + 1, nvmeof-protocol.md §3.2.1, §3.3). */
     static final int ERROR_LOG_ENTRIES = 16;
-    /** CMIC bit 1: more than one controller per subsystem, so a host may connect twice / multipath (nvmeof-protocol.md §3.2.1). */
-    static final int CMIC = 0x02;
-    /** ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes; no Timestamp (bit 6), nvmeof-protocol.md §3.2.1. */
-    static final int ONCS = 0x01 | 0x04 | 0x08;
+    /**
+     * CMIC bit 0: more than one port; bit 1: more than one controller per subsystem, so a host may connect twice /
+     * multipath (nvmeof-protocol.md §3.2.1). Bit 3 (ANA reporting) is added by {@link AnaGroups#identifyController}.
+     */
+    static final int CMIC = 0x03;
+    /**
+     * ONCS: bit 0 Compare, bit 2 Dataset Management, bit 3 Write Zeroes, bit 4 Save field and Select field (Get
+     * Features SEL is answered; no feature is saveable), bit 5 Reservations, bit 7 Verify, bit 8 Copy; no Timestamp (bit 6),
+     * nvmeof-protocol.md §3.2.1. nvmet has bits 2, 3 and 5 only.
+     */
+    static final int ONCS = 0x01 | 0x04 | 0x08 | (1 << 4) | ControllerProfile.ONCS_RESERVATIONS | (1 << 7) | (1 << 8);
+    /** FUSES bit 0: fused Compare and Write (FusedCompareAndWrite). nvmet has 0. */
+    static final int FUSES = 0x1;
+    /** ACWU, 0's based blocks: a fused Compare and Write is atomic at any length (FusedGate), so the most it can say. */
+    static final int ACWU = 0xFFFF;
+    /** OCFS bit 0: Copy source range entries of format 0 (NvmCopy). */
+    static final int OCFS_COPY = 0x1;
+    /** ONCS bit 5: Reservations (NVMe Base 2.0 §8.19). */
+    static final int ONCS_RESERVATIONS = 0x20;
+    /** CTRATT bit 0: 128-bit Host Identifiers, the only kind on fabrics (reservations key hosts by them). */
+    static final int CTRATT = 0x01;
+    /** Identify Namespace RESCAP: bits 1–6 the six reservation types, bit 7 IEKEY (1.3 semantics); no PTPL (bit 0). */
+    static final int RESCAP = 0xFE;
     /** VWC bit 0: a volatile write cache is reported so the host sends Flush and FUA (both trivially done in RAM). */
     static final int VWC = 0x01;
-    /** OAES bit 8: namespace attribute notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */
-    static final int OAES_IO = 0x100;
+    /** OAES bit 8: namespace attribute notices, bit 11: ANA change notices (I/O controller); bit 31: discovery log change (discovery), nvmeof-protocol.md §3.2.1. */
+    static final int OAES_IO = 0x100 | 0x800;
 
     static final int OAES_DISCOVERY = 0x80000000;
     /** LPA: bit 1 commands supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (nvmeof-protocol.md §3.2.1, §3.7). */

@@ -35,6 +35,8 @@ final class FabricsCommands {
     private final NvmeTarget target;
     private final QueueChannel channel;
     private final ConnectData connectData = new ConnectData();
+    /** The HOSTNQN of the Connect being run, once read from its data, for the refusal log lines; else null. */
+    private String connectingHost;
 
     FabricsCommands(QueueSession session, NvmeTarget target, QueueChannel channel) {
         this.session = session;
@@ -48,16 +50,25 @@ final class FabricsCommands {
         if (fctype == FabricsCommandType.CONNECT) {
             if (session.qid() >= 0) {
                 // A second Connect on a queue (nvmeof-protocol.md §2.1).
-                session.complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR));
+                session.refuse(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR), null, "a second Connect");
             } else if (request.dataLength() != CONNECT_DATA_LENGTH) {
-                session.complete(request, Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
+                session.refuse(
+                        request,
+                        Status.dnr(Status.DATA_SGL_LENGTH_INVALID),
+                        null,
+                        "Connect with " + request.dataLength() + " bytes of data (1024)");
             } else {
                 request.receiveData(session); // continues in connect()
             }
             return;
         }
         if (session.qid() < 0 || fctype == null) {
-            session.complete(request, Status.dnr(Status.INVALID_OPCODE));
+            session.refuse(
+                    request,
+                    Status.dnr(Status.INVALID_OPCODE),
+                    null,
+                    (fctype == null ? "unknown FCTYPE 0x" + Integer.toHexString(c.fctype()) : fctype.name())
+                            + (session.qid() < 0 ? " before Connect" : ""));
             return;
         }
         switch (fctype) {
@@ -83,8 +94,13 @@ final class FabricsCommands {
 
     /** Connect, once its 1024 bytes of data are in (nvmeof-protocol.md §2.2). */
     void connect(TargetRequest request, SubmissionQueueEntry c) {
+        connectingHost = null;
         if (c.connectRecfmt() != 0) {
-            session.complete(request, Status.dnr(Status.CONNECT_INCOMPATIBLE_FORMAT));
+            session.refuse(
+                    request,
+                    Status.dnr(Status.CONNECT_INCOMPATIBLE_FORMAT),
+                    null,
+                    "Connect RECFMT " + c.connectRecfmt() + " (0)");
             return;
         }
         int newQid = c.connectQid();
@@ -95,16 +111,19 @@ final class FabricsCommands {
         }
         ConnectData d = connectData;
         d.wrap(request.data(), 0);
+        // An NQN field without its NUL terminator is read as its first 255 bytes, as nvmet reads it (the spec asks
+        // for the NUL; a host that forgets it still connects, with a warning).
         String subnqn = d.subNqn();
         if (subnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_SUBNQN, "SUBNQN not NUL-terminated");
-            return;
+            subnqn = d.nqnTruncated(ConnectData.SUBNQN_OFFSET);
+            LOG.log(Level.WARNING, "Connect: SUBNQN without a NUL terminator, read as " + subnqn);
         }
         String hostnqn = d.hostNqn();
         if (hostnqn == null) {
-            invalidParameters(request, IATTR_DATA, IPO_HOSTNQN, "HOSTNQN not NUL-terminated");
-            return;
+            hostnqn = d.nqnTruncated(ConnectData.HOSTNQN_OFFSET);
+            LOG.log(Level.WARNING, "Connect: HOSTNQN without a NUL terminator, read as " + hostnqn);
         }
+        connectingHost = hostnqn;
         Subsystem s = target.subsystemForConnect(subnqn);
         if (s == null) {
             invalidParameters(
@@ -112,12 +131,8 @@ final class FabricsCommands {
             return;
         }
         if (!s.allows(hostnqn)) {
-            LOG.log(
-                    Level.WARNING,
-                    "Connect refused: host " + hostnqn + " is not allowed on " + subnqn + " (" + channel.remoteAddress()
-                            + ")");
             request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
-            session.complete(request, Status.dnr(Status.CONNECT_INVALID_HOST));
+            session.refuse(request, Status.dnr(Status.CONNECT_INVALID_HOST), hostnqn, "host not allowed on " + subnqn);
             return;
         }
         boolean noFlowControl = (c.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
@@ -153,8 +168,8 @@ final class FabricsCommands {
         int kato = c.connectKato();
         Controller ctrl = s.createController(id -> new Controller(target, s, id, hostnqn, hostId, session, kato));
         if (ctrl == null) {
-            LOG.log(Level.WARNING, "Connect refused: no free CNTLID in " + s.nqn() + " for host " + hostnqn);
-            session.complete(request, Status.dnr(Status.CONNECT_CONTROLLER_BUSY));
+            session.refuse(
+                    request, Status.dnr(Status.CONNECT_CONTROLLER_BUSY), hostnqn, "no free CNTLID in " + s.nqn());
             return;
         }
         session.bind(ctrl, s, 0, newSqsize, noFlowControl);
@@ -193,15 +208,20 @@ final class FabricsCommands {
             return;
         }
         if (!ctrl.ready()) {
-            session.complete(request, Status.COMMAND_SEQUENCE_ERROR); // I/O queues connect to an enabled controller
+            // I/O queues connect to an enabled controller
+            session.refuse(
+                    request,
+                    Status.COMMAND_SEQUENCE_ERROR,
+                    hostnqn,
+                    "I/O Connect to controller " + ctrl.cntlid() + " before CC.EN = 1");
             return;
         }
         if (!ctrl.attach(newQid, session)) {
-            LOG.log(
-                    Level.WARNING,
-                    "Connect refused: QID " + newQid + " of controller " + ctrl.cntlid() + " (" + s.nqn()
-                            + ") is already connected");
-            session.complete(request, Status.dnr(Status.COMMAND_SEQUENCE_ERROR));
+            session.refuse(
+                    request,
+                    Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                    hostnqn,
+                    "QID " + newQid + " of controller " + ctrl.cntlid() + " (" + s.nqn() + ") is already connected");
             return;
         }
         if (ctrl.isClosed()) { // torn down while we attached
@@ -219,11 +239,12 @@ final class FabricsCommands {
     }
 
     private void invalidParameters(TargetRequest request, int iattr, int ipo, String what) {
-        LOG.log(
-                Level.WARNING,
-                "Connect refused (Invalid Parameters, IPO " + ipo + "): " + what + " from " + channel.remoteAddress());
         request.response().dw0(iattr | ipo);
-        session.complete(request, Status.dnr(Status.CONNECT_INVALID_PARAMETERS));
+        session.refuse(
+                request,
+                Status.dnr(Status.CONNECT_INVALID_PARAMETERS),
+                connectingHost,
+                "Connect (IATTR " + (iattr >>> 16) + ", IPO " + ipo + "): " + what);
     }
 
     private void disconnect(TargetRequest request) {

@@ -17,9 +17,11 @@ final class Features {
             (ControllerProfile.MAX_IO_QUEUES - 1) | ((ControllerProfile.MAX_IO_QUEUES - 1) << 16);
     /** CDW10 bit 31 of Set Features: SV, save across a reset. */
     private static final int SAVE = 0x80000000;
-    /** Get Features SEL 3: the supported capabilities (DW0 bit 2: changeable; not saveable, not per namespace). */
-    private static final int SEL_SUPPORTED_CAPABILITIES = 3;
+    /** Get Features SEL (CDW10 bits 10:8): 000b current, 001b default, 010b saved, 011b supported capabilities. */
+    private static final int SEL_CURRENT = 0;
 
+    private static final int SEL_SUPPORTED_CAPABILITIES = 3;
+    /** Supported capabilities DW0 bit 2: changeable (bit 0 saveable and bit 1 namespace specific: never here). */
     private static final int CAPABILITIES_CHANGEABLE = 0x4;
 
     private final Controller controller;
@@ -27,6 +29,7 @@ final class Features {
 
     private int queuesGranted = QUEUES_MAX;
     private int writeCacheEnabled = 1;
+    private final FeatureValues values = new FeatureValues();
 
     Features(Controller controller, AsyncEvents events) {
         this.controller = controller;
@@ -44,10 +47,20 @@ final class Features {
             return Status.dnr(Status.INVALID_FIELD);
         }
         boolean discovery = controller.isDiscovery();
+        if (!discovery && FeatureValues.handles(fid)) {
+            return values.set(fid, value);
+        }
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().setMask(controller.subsystem(), c); // NVMe Base 2.0 §8.19
+        }
         switch (fid) {
             case NUMBER_OF_QUEUES: {
                 if (discovery) {
                     return Status.dnr(Status.INVALID_FIELD);
+                }
+                if (controller.ioQueueCount() > 0) {
+                    // Only before I/O queues exist (NVMe Base 2.0c §5.27.1.5). SPDK checks this; nvmet does not.
+                    return Status.dnr(Status.COMMAND_SEQUENCE_ERROR);
                 }
                 int nsqr = value & 0xFFFF;
                 int ncqr = value >>> 16;
@@ -63,6 +76,16 @@ final class Features {
             case KEEP_ALIVE_TIMER:
                 controller.keepAliveTimeout(value);
                 return Status.SUCCESS;
+            case IO_COMMAND_SET_PROFILE:
+                // Index into the I/O Command Set data structure (Identify CNS 1Ch): only combination 0 (NVM) exists,
+                // and it may change only while no I/O queue exists (NVMe Base 2.0c §5.27.1.21).
+                if (discovery) {
+                    return Status.dnr(Status.INVALID_FIELD);
+                }
+                if (controller.ioQueueCount() > 0) {
+                    return Status.dnr(Status.COMMAND_SEQUENCE_ERROR);
+                }
+                return (value & 0x1FF) == 0 ? Status.SUCCESS : Status.dnr(Status.IO_COMMAND_SET_COMBINATION_REJECTED);
             case ASYNC_EVENT_CONFIGURATION: {
                 if ((value & ~events.configurable()) != 0) {
                     // nvmet rejects bits it cannot raise (nvmeof-protocol.md §3.4).
@@ -85,32 +108,53 @@ final class Features {
         }
     }
 
+    /**
+     * Get Features with SEL (NVMe Base 2.0c §5.15.1): current, default, saved (no feature here is saveable, so the
+     * default, as the spec says) or the supported capabilities.
+     */
     int getFeatures(TargetRequest request, SubmissionQueueEntry c) {
         int cdw10 = c.cdw10();
         FeatureId fid = FeatureId.of(cdw10);
         int sel = (cdw10 >>> 8) & 0x7;
         boolean discovery = controller.isDiscovery();
+        if (fid == FeatureId.RESERVATION_NOTIFICATION_MASK && !discovery) {
+            return controller.reservationNotices().getMask(controller.subsystem(), request, c); // NVMe Base 2.0 §8.19
+        }
         boolean supported = fid == FeatureId.KEEP_ALIVE_TIMER
                 || fid == FeatureId.ASYNC_EVENT_CONFIGURATION
-                || (!discovery && (fid == FeatureId.NUMBER_OF_QUEUES || fid == FeatureId.VOLATILE_WRITE_CACHE));
-        if (!supported) {
+                || (!discovery
+                        && (fid == FeatureId.NUMBER_OF_QUEUES
+                                || fid == FeatureId.VOLATILE_WRITE_CACHE
+                                || fid == FeatureId.HOST_IDENTIFIER
+                                || fid == FeatureId.IO_COMMAND_SET_PROFILE
+                                || FeatureValues.handles(fid)));
+        if (!supported || sel > SEL_SUPPORTED_CAPABILITIES) {
             return Status.dnr(Status.INVALID_FIELD);
         }
         if (sel == SEL_SUPPORTED_CAPABILITIES) {
-            request.response().dw0(CAPABILITIES_CHANGEABLE);
+            // Host Identifier comes from Connect: not changeable over fabrics.
+            request.response().dw0(fid == FeatureId.HOST_IDENTIFIER ? 0 : CAPABILITIES_CHANGEABLE);
             return Status.SUCCESS;
         }
-        if (sel > SEL_SUPPORTED_CAPABILITIES) {
-            return Status.dnr(Status.INVALID_FIELD);
+        boolean current = sel == SEL_CURRENT;
+        if (fid == FeatureId.HOST_IDENTIFIER) {
+            return FeatureValues.hostIdentifier(request, c, controller.hostId());
         }
-        boolean current = sel == 0;
+        if (FeatureValues.handles(fid)) {
+            return values.get(fid, c, current, request);
+        }
+        if (fid == FeatureId.IO_COMMAND_SET_PROFILE) {
+            request.response().dw0(0); // combination 0, current and default
+            return Status.SUCCESS;
+        }
         int v;
         switch (fid) {
             case NUMBER_OF_QUEUES:
                 v = current ? queuesGranted : QUEUES_MAX;
                 break;
             case KEEP_ALIVE_TIMER:
-                v = current ? controller.katoMillis() : 0;
+                // KATO is a 32-bit field: a timeout rounded up past 2^32 - 1 ms reads back as the most it can say.
+                v = current ? (int) Math.min(controller.katoMillis(), 0xFFFFFFFFL) : 0;
                 break;
             case ASYNC_EVENT_CONFIGURATION:
                 v = current ? events.configuration() : 0;

@@ -32,9 +32,11 @@ final class IdentifyPages {
         b.putShort(78, (short) controller.cntlid()); // CNTLID = Connect's CNTLID (nvmeof-protocol.md §7.1 step 11)
         b.putInt(80, ControllerProfile.VERSION); // VER
         b.putInt(92, discovery ? ControllerProfile.OAES_DISCOVERY : ControllerProfile.OAES_IO);
+        b.putInt(96, discovery ? 0 : ControllerProfile.CTRATT); // CTRATT
         b.put(111, (byte) (discovery ? ControllerProfile.CNTRLTYPE_DISCOVERY : ControllerProfile.CNTRLTYPE_IO));
         b.put(258, (byte) ControllerProfile.ACL);
         b.put(259, (byte) ControllerProfile.AERL);
+        b.put(260, (byte) (discovery ? 0 : SupportLogPages.FRMW)); // FRMW
         b.put(261, (byte) (discovery ? ControllerProfile.LPA_DISCOVERY : ControllerProfile.LPA_IO));
         b.put(262, (byte) (ControllerProfile.ERROR_LOG_ENTRIES - 1)); // ELPE, 0's based
         b.putShort(320, (short) ControllerProfile.KAS);
@@ -47,6 +49,9 @@ final class IdentifyPages {
         if (!discovery) {
             b.putInt(516, ControllerProfile.NN);
             b.putShort(520, (short) ControllerProfile.ONCS);
+            b.putShort(522, (short) ControllerProfile.FUSES);
+            b.putShort(532, (short) ControllerProfile.ACWU);
+            b.putShort(534, (short) ControllerProfile.OCFS_COPY);
             b.put(525, (byte) ControllerProfile.VWC);
         }
         b.putInt(536, port.sgls()); // SGLS from the transport
@@ -59,6 +64,9 @@ final class IdentifyPages {
         b.put(1802, (byte) 0); // FCATT: dynamic controller model
         b.put(1803, (byte) 1); // MSDBD: one SGL data block descriptor
         b.putShort(1804, (short) (discovery ? 0 : ControllerProfile.OFCS));
+        if (!discovery) {
+            AnaGroups.identifyController(b); // CMIC bit 3, ANATT, ANACAP, ANAGRPMAX, NANAGRPID, MNAN
+        }
         return b;
     }
 
@@ -72,7 +80,11 @@ final class IdentifyPages {
         b.put(25, (byte) 0); // NLBAF: one format
         b.put(26, (byte) 0); // FLBAS: format 0, no metadata
         b.put(30, (byte) 1); // NMIC: may be shared (CMIC bit 1)
+        b.put(31, (byte) ControllerProfile.RESCAP); // RESCAP (NVMe Base 2.0 §8.19)
         b.put(33, (byte) 0x09); // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3)
+        b.putShort(74, (short) NvmCopy.MSSRL); // MSSRL, blocks
+        b.putInt(76, NvmCopy.MCL); // MCL, blocks
+        b.put(80, (byte) NvmCopy.MSRC); // MSRC, 0's based
         b.put(99, (byte) (ns.readOnly() ? 1 : 0)); // NSATTR bit 0: write protected
         putUuid(b, 104, ns.uuid()); // NGUID
         b.putInt(128, ns.blockShift() << 16); // LBAF0: MS 0, LBADS, RP 0

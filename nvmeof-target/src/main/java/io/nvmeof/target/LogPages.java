@@ -198,6 +198,16 @@ final class LogPages {
         b.putInt(io + 4 * NvmOpcode.COMPARE.code(), csupp);
         b.putInt(io + 4 * NvmOpcode.WRITE_ZEROES.code(), csupp | lbcc);
         b.putInt(io + 4 * NvmOpcode.DATASET_MANAGEMENT.code(), csupp | lbcc);
+        b.putInt(io + 4 * NvmOpcode.VERIFY.code(), csupp);
+        b.putInt(io + 4 * NvmOpcode.COPY.code(), csupp | lbcc);
+        for (NvmOpcode op : new NvmOpcode[] {
+            NvmOpcode.RESERVATION_REGISTER,
+            NvmOpcode.RESERVATION_REPORT,
+            NvmOpcode.RESERVATION_ACQUIRE,
+            NvmOpcode.RESERVATION_RELEASE
+        }) {
+            b.putInt(io + 4 * op.code(), csupp); // reservations change no blocks (as nvmet reports them)
+        }
         return b;
     }
 

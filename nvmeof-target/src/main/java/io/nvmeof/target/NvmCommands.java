@@ -6,10 +6,13 @@ import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The NVM command set I/O commands of one I/O queue (nvmeof-protocol.md §4): Read, Write, Compare, Flush, Write
- * Zeroes and Dataset Management on the queue's subsystem's RAM namespaces. Owned by its {@link QueueSession}, used
+ * Zeroes, Dataset Management, Verify and Copy ({@link NvmCopy}) on the queue's subsystem's RAM namespaces, and fused
+ * Compare and Write ({@link FusedCompareAndWrite}). Every change of namespace memory is bracketed by this queue's
+ * {@link FusedGate.Mark} (two volatile stores and a volatile load) so fused pairs are atomic without a lock here. Owned by its {@link QueueSession}, used
  * only on that queue's thread; it completes every command through the session, and the session is the
  * {@code DataReceiver} that brings write data back here ({@link #dataReceived}).
  *
@@ -25,13 +28,69 @@ final class NvmCommands {
     private static final int DSM_RANGE = 16;
 
     private final QueueSession session;
+    private final FusedCompareAndWrite fused;
+    private final NvmCopy copy = new NvmCopy();
+    private final ReservationCommands reservations;
+    /** This queue's writes in progress, which a fused Compare and Write waits for (FusedGate). */
+    private final FusedGate.Mark writing = new FusedGate.Mark();
+
+    private FusedGate gate;
+
+    /**
+     * NVM commands this queue accepted for processing (past the namespace and ANA checks): per-path statistics for
+     * {@link Controller#ioCommands()}. Written only by this queue's thread (a release store, no lock), read by any.
+     */
+    private final AtomicLong processed = new AtomicLong();
 
     NvmCommands(QueueSession session) {
         this.session = session;
+        this.fused = new FusedCompareAndWrite(session);
+        this.reservations = new ReservationCommands(session);
+    }
+
+    /** The queue became an I/O queue of {@code subsystem}: its writes count for fused pairs from now on. */
+    void attach(Subsystem subsystem) {
+        gate = subsystem.fusedGate();
+        gate.register(writing);
+    }
+
+    /** The queue left its subsystem. */
+    void detach() {
+        if (gate != null) {
+            gate.unregister(writing);
+            gate = null;
+        }
+    }
+
+    /**
+     * Enters a write that changes namespace memory; false if a fused pair runs, and then {@code retry} runs later on
+     * this queue's thread (FusedGate: the write waits, the thread does not). Pair with {@link #endWrite()}.
+     */
+    private boolean beginWrite(Runnable retry) {
+        writing.enter();
+        FusedGate g = gate; // null once the queue left its subsystem: no pair can wait for it any more
+        if (g != null && g.active()) {
+            writing.exit();
+            session.channel().execute(retry);
+            return false;
+        }
+        return true;
+    }
+
+    private void endWrite() {
+        writing.exit();
     }
 
     /** An NVM command on this I/O queue: checks it, then runs it or asks for its data. */
     void execute(TargetRequest request, SubmissionQueueEntry c) {
+        if (fused.waitingForSecond() && c.fuse() != FusedCompareAndWrite.FUSE_SECOND) {
+            fused.orphanFirst(); // a fused first must be followed at once by its second (NVMe Base 2.0c §3.4.2)
+        }
+        run(request, c);
+    }
+
+    /** Runs a command that arrived (or, deferred by the FusedGate, runs it again: no fused-order check then). */
+    private void run(TargetRequest request, SubmissionQueueEntry c) {
         NvmOpcode opcode = NvmOpcode.of(c.opcode());
         int nsid = c.nsid();
         RamNamespace ns = session.subsystem().namespace(nsid);
@@ -44,11 +103,35 @@ final class NvmCommands {
                             : Status.dnr(Status.INVALID_NAMESPACE));
             return;
         }
+        // ANA (AnaPath): a group inaccessible, persistently lost or changing on this path fails every I/O command with
+        // the path status and no DNR, before the opcode is looked at, as nvmet does.
+        int anaStatus = session.controller().anaPath().ioStatus(nsid);
+        if (anaStatus != Status.SUCCESS) {
+            session.complete(request, anaStatus);
+            return;
+        }
+        processed.lazySet(processed.get() + 1);
         if (opcode == null) {
             session.complete(request, Status.dnr(Status.INVALID_OPCODE));
             return;
         }
+        // Reservations (NVMe Base 2.0 §8.19): one volatile read of the namespace's snapshot, no lock.
+        int access = session.subsystem().reservations(nsid).snapshot().access(c.opcode(), hostMsb(), hostLsb());
+        if (access != Status.SUCCESS) {
+            session.complete(request, access);
+            return;
+        }
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.execute(request, c, ns);
+            return;
+        }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_REPORT:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.execute(request, c, opcode);
+                return;
             case READ: {
                 int status = checkTransfer(request, c, ns);
                 if (status != Status.SUCCESS) {
@@ -67,9 +150,14 @@ final class NvmCommands {
                     return;
                 }
                 if (request.directDataPlacement()) {
-                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read).
+                    // Zero copy: the transport moves the data straight into namespace memory (RDMA Read). The
+                    // write is in progress from here until its data is in (writeData or dataFailed).
+                    if (!beginWrite(() -> run(request, c))) {
+                        return;
+                    }
                     status = ns.placeWrite(request, c.slba() << ns.blockShift(), request.dataLength());
                     if (status != Status.SUCCESS) {
+                        endWrite();
                         session.complete(request, status); // the transport releases the chunks already named
                         return;
                     }
@@ -96,10 +184,28 @@ final class NvmCommands {
                 }
                 int status = checkRange(c, ns);
                 if (status == Status.SUCCESS) {
+                    if (!beginWrite(() -> run(request, c))) {
+                        return;
+                    }
                     int shift = ns.blockShift();
                     ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
+                    endWrite();
                 }
                 session.complete(request, status);
+                return;
+            }
+            case VERIFY:
+                // Verify (NVM Command Set 1.0c §3.3.4): RAM holds no unreadable block, so a range that exists
+                // verifies. No data moves; FUA, LR and PRINFO change nothing here.
+                session.complete(request, checkRange(c, ns));
+                return;
+            case COPY: {
+                int status = NvmCopy.check(request, c, ns);
+                if (status != Status.SUCCESS) {
+                    session.complete(request, status);
+                    return;
+                }
+                request.receiveData(session); // the source range list; continues in dataReceived()
                 return;
             }
             case DATASET_MANAGEMENT: {
@@ -124,6 +230,11 @@ final class NvmCommands {
         }
     }
 
+    /** NVM commands accepted on this queue so far. */
+    long processed() {
+        return processed.get();
+    }
+
     /** SLBA + NLB within the namespace, unsigned (nvmeof-protocol.md §4.6). */
     private static int checkRange(SubmissionQueueEntry c, RamNamespace ns) {
         long slba = c.slba();
@@ -136,7 +247,7 @@ final class NvmCommands {
     }
 
     /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */
-    private static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
+    static int checkTransfer(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns) {
         int status = checkRange(c, ns);
         if (status != Status.SUCCESS) {
             return status;
@@ -149,12 +260,24 @@ final class NvmCommands {
 
     /** The data of a Write, Compare or Dataset Management arrived (status 0): finishes the command. */
     void dataReceived(TargetRequest request, SubmissionQueueEntry c) {
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.dataIn(request);
+            return;
+        }
         NvmOpcode opcode = NvmOpcode.of(c.opcode());
         if (opcode == null) {
             session.complete(request, Status.INTERNAL_ERROR);
             return;
         }
+        if (!preemptCheck(request, c)) {
+            return;
+        }
         switch (opcode) {
+            case RESERVATION_REGISTER:
+            case RESERVATION_ACQUIRE:
+            case RESERVATION_RELEASE:
+                reservations.dataReceived(request, c, opcode);
+                break;
             case WRITE:
                 writeData(request, c);
                 break;
@@ -164,10 +287,35 @@ final class NvmCommands {
             case DATASET_MANAGEMENT:
                 dsmData(request, c);
                 break;
+            case COPY:
+                copyData(request, c);
+                break;
             default:
                 session.complete(request, Status.INTERNAL_ERROR);
                 break;
         }
+    }
+
+    /**
+     * Data arrived for a command admitted earlier: if a Preempt and Abort preempted its host meanwhile, it completes
+     * with Command Aborted due to Preempt and Abort instead (false). Allocation-free.
+     */
+    private boolean preemptCheck(TargetRequest request, SubmissionQueueEntry c) {
+        Reservations r = session.subsystem().reservations(c.nsid());
+        int status = r == null ? Status.SUCCESS : r.snapshot().abortedByPreempt(c.opcode(), hostMsb(), hostLsb());
+        if (status != Status.SUCCESS) {
+            session.complete(request, status);
+            return false;
+        }
+        return true;
+    }
+
+    private long hostMsb() {
+        return session.controller().hostId().getMostSignificantBits();
+    }
+
+    private long hostLsb() {
+        return session.controller().hostId().getLeastSignificantBits();
     }
 
     private void writeData(TargetRequest request, SubmissionQueueEntry c) {
@@ -177,11 +325,43 @@ final class NvmCommands {
             return;
         }
         if (request.directDataPlacement()) {
+            endWrite(); // begun before placeWrite
             ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
             session.complete(request, Status.SUCCESS);
             return;
         }
-        session.complete(request, ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength()));
+        if (!beginWrite(() -> writeData(request, c))) {
+            return;
+        }
+        int status = ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength());
+        endWrite();
+        session.complete(request, status);
+    }
+
+    /** The data of a command failed to arrive (status non-zero): completes it, and its fused partner if any. */
+    void dataFailed(TargetRequest request, SubmissionQueueEntry c, int status) {
+        if (c.fuse() != FusedCompareAndWrite.FUSE_NONE) {
+            fused.dataFailed(request, status);
+            return;
+        }
+        if (NvmOpcode.of(c.opcode()) == NvmOpcode.WRITE && request.directDataPlacement()) {
+            endWrite(); // begun before placeWrite
+        }
+        session.complete(request, status);
+    }
+
+    private void copyData(TargetRequest request, SubmissionQueueEntry c) {
+        RamNamespace ns = session.subsystem().namespace(c.nsid());
+        if (ns == null) {
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE));
+            return;
+        }
+        if (!beginWrite(() -> copyData(request, c))) {
+            return;
+        }
+        int status = copy.copy(request.data(), c, ns);
+        endWrite();
+        session.complete(request, status);
     }
 
     private void compareData(TargetRequest request, SubmissionQueueEntry c) {
@@ -212,12 +392,16 @@ final class NvmCommands {
                 return;
             }
         }
+        if (!beginWrite(() -> dsmData(request, c))) {
+            return;
+        }
         int shift = ns.blockShift();
         for (int i = 0; i < ranges; i++) {
             long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL;
             long slba = data.getLong(i * DSM_RANGE + 8);
             ns.zero(slba << shift, nlb << shift, true);
         }
+        endWrite();
         session.complete(request, Status.SUCCESS);
     }
 }

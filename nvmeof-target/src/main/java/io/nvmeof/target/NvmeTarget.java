@@ -1,5 +1,6 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
@@ -8,6 +9,7 @@ import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
+import io.nvmeof.target.config.AnaStateConfig;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
@@ -94,7 +96,11 @@ public final class NvmeTarget implements AutoCloseable {
                         throw new IllegalArgumentException("namespace UUID " + ns.uuid() + " used twice (" + sc.nqn()
                                 + " nsid " + ns.nsid() + "): the Linux host would drop one of them");
                     }
+                    assignAnaGroup(s, ns.nsid(), nc.anaGroup());
                     s.addNamespace(ns);
+                }
+                for (AnaStateConfig a : sc.anaStates()) {
+                    s.setAnaState(a.listener(), a.group(), a.state());
                 }
             }
         } catch (RuntimeException e) {
@@ -265,6 +271,7 @@ public final class NvmeTarget implements AutoCloseable {
         RamNamespace ns;
         synchronized (s) {
             ns = newNamespace(s, nc);
+            assignAnaGroup(s, ns.nsid(), nc.anaGroup());
             s.addNamespace(ns);
         }
         LOG.log(Level.INFO, "added " + ns + " to " + s.nqn());
@@ -282,11 +289,46 @@ public final class NvmeTarget implements AutoCloseable {
             return false;
         }
         ns.free();
+        s.ana().release(nsid);
         LOG.log(Level.INFO, "removed " + ns + " from " + s.nqn());
         for (Controller c : s.controllers()) {
             c.namespaceChanged(nsid);
         }
         return true;
+    }
+
+    /**
+     * Sets the ANA state of {@code group} on the listener with PORTID {@code portId} (the listeners of the config are
+     * PORTIDs 1, 2, … in order) in subsystem {@code subsystemNqn}; the controllers on that listener get the ANA change
+     * notice (see {@link AnaGroups#setState}).
+     */
+    public boolean setAnaState(String subsystemNqn, int portId, int group, AnaState state) {
+        boolean changed = requireSubsystem(subsystemNqn).setAnaState(portId, group, state);
+        if (changed) {
+            LOG.log(
+                    Level.INFO,
+                    "ANA group " + group + " of " + subsystemNqn + " is " + state.configName() + " on port ID "
+                            + portId);
+        }
+        return changed;
+    }
+
+    /** Moves namespace {@code nsid} of {@code subsystemNqn} into ANA group {@code group} (see {@link AnaGroups#setGroup}). */
+    public boolean setAnaGroup(String subsystemNqn, int nsid, int group) {
+        boolean changed = requireSubsystem(subsystemNqn).setAnaGroup(nsid, group);
+        if (changed) {
+            LOG.log(Level.INFO, "namespace " + nsid + " of " + subsystemNqn + " is in ANA group " + group);
+        }
+        return changed;
+    }
+
+    /** Puts a namespace about to be added into its ANA group, unless the NSID is taken (addNamespace then refuses it). */
+    private static void assignAnaGroup(Subsystem s, int nsid, int group) {
+        synchronized (s) {
+            if (s.namespace(nsid) == null) {
+                s.ana().assign(nsid, group);
+            }
+        }
     }
 
     private Subsystem requireSubsystem(String nqn) {

@@ -30,14 +30,15 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** Returned by handlers that keep the request to complete later (an AER, nvmeof-protocol.md §3.6). */
     static final int PENDING = -1;
 
-    /** FLAGS must be exactly PSDT 01 and no FUSE: the mask of the checked bits and the value (nvmeof-protocol.md §1.1). */
-    private static final int FLAGS_CHECKED = 0xC3;
+    /** FLAGS must have PSDT 01 (nvmeof-protocol.md §1.1): the mask of the checked bits and the value. */
+    private static final int FLAGS_PSDT = 0xC0;
 
     private static final int FLAGS_REQUIRED = SubmissionQueueEntry.FLAGS_SGL;
 
     private final QueueChannel channel;
     private final FabricsCommands fabrics;
     private final NvmCommands nvm;
+    private final Refusals refusals = new Refusals(this);
 
     private Controller controller;
     private Subsystem subsystem;
@@ -62,6 +63,11 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     int qid() {
         return qid;
+    }
+
+    /** NVM commands this I/O queue accepted for processing (NvmCommands). */
+    long processedCommands() {
+        return nvm.processed();
     }
 
     /** The controller this queue belongs to, or null before Connect. */
@@ -90,11 +96,15 @@ final class QueueSession implements QueueHandler, DataReceiver {
     public void onData(TargetRequest request, int status) {
         completed = null;
         try {
+            SubmissionQueueEntry c = request.command();
             if (status != Status.SUCCESS) {
-                complete(request, status);
+                if (c.opcode() == FabricsCommandType.OPCODE || qid <= 0) {
+                    complete(request, status);
+                } else {
+                    nvm.dataFailed(request, c, status); // a write in progress or a fused pair ends too
+                }
                 return;
             }
-            SubmissionQueueEntry c = request.command();
             if (c.opcode() == FabricsCommandType.OPCODE) {
                 fabrics.connect(request, c); // the only fabrics command with data
             } else {
@@ -119,6 +129,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                                 + channel.remoteAddress() + ") closed" + (cause == null ? "" : ": " + cause));
             }
         }
+        nvm.detach();
         controller = null;
         qid = -1;
     }
@@ -128,12 +139,20 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private void dispatch(TargetRequest request) {
         int transportStatus = request.transportStatus();
         if (transportStatus != 0) {
-            complete(request, transportStatus);
+            refuse(request, transportStatus, null, "the transport refused its data pointer or in-capsule data");
             return;
         }
         SubmissionQueueEntry c = request.command();
-        if ((c.flags() & FLAGS_CHECKED) != FLAGS_REQUIRED) {
-            complete(request, Status.dnr(Status.INVALID_FIELD)); // PSDT must be SGL, FUSE 0 (nvmeof-protocol.md §1.1)
+        if ((c.flags() & FLAGS_PSDT) != FLAGS_REQUIRED) {
+            // PSDT must be SGL (nvmeof-protocol.md §1.1)
+            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "PSDT is not 01b (SGL)");
+            return;
+        }
+        int fuse = c.fuse();
+        if (fuse != FusedCompareAndWrite.FUSE_NONE
+                && (qid <= 0 || fuse != FusedCompareAndWrite.FUSE_FIRST && fuse != FusedCompareAndWrite.FUSE_SECOND)) {
+            // Only NVM commands fuse (Compare and Write, NVMe Base 2.0c §3.4.2); FUSE 11b is reserved.
+            refuse(request, Status.dnr(Status.INVALID_FIELD), null, "FUSE " + fuse + " on queue " + qid);
             return;
         }
         if (c.opcode() == FabricsCommandType.OPCODE) {
@@ -141,17 +160,19 @@ final class QueueSession implements QueueHandler, DataReceiver {
             return;
         }
         if (qid < 0) {
-            complete(
-                    request,
-                    Status.dnr(
-                            Status.INVALID_OPCODE)); // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
+            // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
+            refuse(request, Status.dnr(Status.INVALID_OPCODE), null, "a command before Connect");
             return;
         }
         Controller ctrl = controller;
         if (!ctrl.ready()) {
             // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like
             // nvmet.
-            complete(request, Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR));
+            refuse(
+                    request,
+                    Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR),
+                    null,
+                    "a command before CC.EN = 1 and CSTS.RDY = 1");
             return;
         }
         if (qid == 0) {
@@ -174,16 +195,30 @@ final class QueueSession implements QueueHandler, DataReceiver {
         sqsize = newSqsize;
         sqFlowControlDisabled = noFlowControl;
         sqhd = 0;
+        if (newQid > 0) {
+            nvm.attach(s);
+        }
         channel.connected(newQid, newSqsize, noFlowControl);
     }
 
     /** Disconnect: the queue belongs to no controller any more. */
     void unbind() {
+        nvm.detach();
         controller = null;
         qid = -1;
     }
 
     // ---- completion ----
+
+    /**
+     * Completes a command refused for a reason other than a plain NVMe error (a transport status, a bad PSDT or FUSE,
+     * a command out of sequence, a refused Connect), with a rate-limited WARNING that names the host and the reason.
+     * {@code hostNqn} is the Connect data's when the queue is not bound yet, else null.
+     */
+    void refuse(TargetRequest request, int status, String hostNqn, String why) {
+        refusals.refused(request, status, hostNqn, why);
+        complete(request, status);
+    }
 
     /** Fills SQHD, SQID and STATUS and hands the request back to the transport (nvmeof-protocol.md §1.2). */
     void complete(TargetRequest request, int status) {

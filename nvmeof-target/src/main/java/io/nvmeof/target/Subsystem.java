@@ -1,6 +1,8 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.command.Nqn;
+import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -21,8 +23,15 @@ public final class Subsystem {
     private final String serial;
     private final String model;
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
+    /** The reservation of each namespace, indexed like {@link #namespaces} and replaced with it. */
+    private volatile Reservations[] reservations = new Reservations[ControllerProfile.NN + 1];
+
     private final ConcurrentHashMap<Integer, Controller> controllers = new ConcurrentHashMap<>();
     private int nextCntlid = ControllerProfile.MIN_CNTLID;
+    /** Fused Compare and Write against the writes of every queue (FusedGate). */
+    private final FusedGate fusedGate = new FusedGate();
+
+    private final AnaGroups ana = new AnaGroups(this);
 
     Subsystem(
             String nqn,
@@ -69,6 +78,10 @@ public final class Subsystem {
         return model;
     }
 
+    FusedGate fusedGate() {
+        return fusedGate;
+    }
+
     /** Whether {@code hostNqn} may connect (nvmeof-protocol.md §2.2): the discovery subsystem allows every host. */
     public boolean allows(String hostNqn) {
         return discovery || allowAnyHost || hosts.contains(hostNqn);
@@ -77,6 +90,12 @@ public final class Subsystem {
     /** The active namespace {@code nsid}, or null. Allocation-free; NSIDs are compared unsigned. */
     public RamNamespace namespace(int nsid) {
         RamNamespace[] t = namespaces;
+        return Integer.compareUnsigned(nsid, t.length) < 0 ? t[nsid] : null;
+    }
+
+    /** The reservation of namespace {@code nsid}, or null. Allocation-free. */
+    Reservations reservations(int nsid) {
+        Reservations[] t = reservations;
         return Integer.compareUnsigned(nsid, t.length) < 0 ? t[nsid] : null;
     }
 
@@ -113,6 +132,9 @@ public final class Subsystem {
         if (namespaces[nsid] != null) {
             throw new IllegalArgumentException("nsid " + nsid + " already exists in " + nqn);
         }
+        Reservations[] r = reservations.clone();
+        r[nsid] = new Reservations(this, nsid);
+        reservations = r; // before the namespace: the I/O path finds its reservation once it finds the namespace
         RamNamespace[] t = namespaces.clone();
         t[nsid] = ns;
         namespaces = t;
@@ -123,9 +145,31 @@ public final class Subsystem {
         if (ns != null) {
             RamNamespace[] t = namespaces.clone();
             t[nsid] = null;
-            namespaces = t;
+            namespaces = t; // its reservation stays until the NSID is reused, so an I/O in flight still finds one
         }
         return ns;
+    }
+
+    // ---- Asymmetric Namespace Access (AnaGroups) ----
+
+    /** The ANA groups of this subsystem and their states per listener. */
+    public AnaGroups ana() {
+        return ana;
+    }
+
+    /** Gives {@code group} the state {@code state} on the listener with PORTID {@code portId}; see {@link AnaGroups#setState}. */
+    public boolean setAnaState(int portId, int group, AnaState state) {
+        return ana.setState(portId, group, state);
+    }
+
+    /** Gives {@code group} the state {@code state} on {@code listener}; see {@link AnaGroups#setState}. */
+    public boolean setAnaState(TargetListener listener, int group, AnaState state) {
+        return ana.setState(listener.portInfo().portId(), group, state);
+    }
+
+    /** Moves namespace {@code nsid} into ANA group {@code group}; see {@link AnaGroups#setGroup}. */
+    public boolean setAnaGroup(int nsid, int group) {
+        return ana.setGroup(nsid, group);
     }
 
     // ---- controllers ----

@@ -27,7 +27,8 @@ class AdminTest {
 
     @Test
     void features() {
-        host.bringUp(TestTargets.NQN, 1);
+        check(host.connectAdmin(TestTargets.NQN, 5000));
+        host.enable();
         FakeRequest many = check(host.admin(InJvmHost.setFeatures(0x07, 1000 | (5 << 16))));
         assertEquals(127 | (5 << 16), many.dw0(), "NSQA clamped to 128 queues, NCQA as asked");
         assertEquals(
@@ -36,6 +37,15 @@ class AdminTest {
         assertEquals(
                 Status.dnr(Status.INVALID_FIELD),
                 host.admin(InJvmHost.setFeatures(0x07, 0xFFFF)).status());
+        // Once an I/O queue exists, Number of Queues is a Command Sequence Error (NVMe Base 2.0c §5.27.1.5, as SPDK).
+        check(host.connectIo(1, 127));
+        assertEquals(
+                Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                host.admin(InJvmHost.setFeatures(0x07, 0)).status());
+        assertEquals(
+                127 | (5 << 16),
+                check(host.admin(InJvmHost.getFeatures(0x07, 0))).dw0(),
+                "unchanged");
         check(host.admin(InJvmHost.setFeatures(0x0F, 2500)));
         assertEquals(3000, check(host.admin(InJvmHost.getFeatures(0x0F, 0))).dw0(), "KATO rounded up to KAS (1 s)");
         check(host.admin(InJvmHost.setFeatures(0x0B, 0x100)));
@@ -51,7 +61,8 @@ class AdminTest {
                 "no Timestamp");
         assertEquals(
                 Status.dnr(Status.INVALID_FIELD),
-                host.admin(InJvmHost.getFeatures(0x04, 0)).status());
+                host.admin(InJvmHost.getFeatures(0x08, 0)).status(),
+                "Interrupt Coalescing is PCIe only");
         assertEquals(
                 Status.dnr(Status.FEATURE_NOT_SAVEABLE),
                 host.admin(InJvmHost.setFeatures(0x0F | 0x80000000, 1000)).status());
@@ -65,7 +76,8 @@ class AdminTest {
         assertEquals(Status.dnr(Status.INVALID_OPCODE), host.admin(create).status());
         assertEquals(
                 Status.dnr(Status.INVALID_FIELD),
-                host.admin(InJvmHost.getLogPage(0x03, 0, 0, 512, false)).status());
+                host.admin(InJvmHost.getLogPage(0x06, 0, 0, 512, false)).status(),
+                "no Device Self-test log");
     }
 
     @Test

@@ -58,7 +58,7 @@ class BringUpTest {
         assertEquals(15, Properties.capTimeout(cap));
         assertEquals(0, Properties.capMpsmin(cap));
         assertTrue((cap & (1L << 37)) != 0, "CSS NVM");
-        assertEquals(0, cap & (1L << 43), "no CSI");
+        assertTrue((cap & (1L << 43)) != 0, "CSS I/O command sets, as nvmet");
         // 5-9: enable
         check(host.propertySet(Properties.CC, 0x00460000));
         assertEquals(0, check(host.propertyGet(Properties.CSTS, false)).dw0());
@@ -80,9 +80,9 @@ class BringUpTest {
         assertEquals(cntlid, id.getShort(78) & 0xFFFF, "CNTLID = Connect's");
         assertEquals("SN-TEST             ", ascii(id, 4, 20));
         assertEquals("test model", ascii(id, 24, 40).trim());
-        assertEquals(0x02, id.get(76), "CMIC");
+        assertEquals(0x0B, id.get(76), "CMIC: multi-port, multi-controller, ANA (as nvmet)");
         assertEquals(0x00010300, id.getInt(80), "VER");
-        assertEquals(0x100, id.getInt(92), "OAES");
+        assertEquals(0x900, id.getInt(92), "OAES: namespace attribute and ANA change notices");
         assertEquals(1, id.get(111), "CNTRLTYPE I/O");
         assertEquals(3, id.get(259), "AERL");
         assertEquals(0x06, id.get(261), "LPA");
@@ -91,7 +91,10 @@ class BringUpTest {
         assertEquals(0x44, id.get(513) & 0xFF);
         assertEquals(128, id.getShort(514), "MAXCMD");
         assertEquals(1024, id.getInt(516), "NN");
-        assertEquals(0x0D, id.getShort(520), "ONCS: Compare, DSM, Write Zeroes; no Timestamp");
+        assertEquals(
+                0x1BD,
+                id.getShort(520),
+                "ONCS: Compare, DSM, Write Zeroes, Save/Select, Reservations, Verify, Copy; no Timestamp");
         assertEquals(1, id.get(525), "VWC");
         assertEquals(0x00100001, id.getInt(536), "SGLS from the port");
         assertEquals(TestTargets.NQN, nqn(id, 768));

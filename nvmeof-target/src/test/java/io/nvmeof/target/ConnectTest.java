@@ -197,14 +197,35 @@ class ConnectTest {
     }
 
     @Test
+    void nqnWithoutNulIsReadAsItsFirst255BytesAsNvmetDoes() {
+        FakeRequest noNul = InJvmHost.connect(0, 31, 0, 0, 0xFFFF, TestTargets.NQN, "x");
+        int at = io.nvmeof.core.wire.ConnectData.HOSTNQN_OFFSET;
+        for (int i = 0; i < 256; i++) {
+            noNul.data().put(at + i, (byte) 'h');
+        }
+        InJvmQueue q = new InJvmQueue(target.acceptorFor(InJvmQueue.TCP_PORT), InJvmQueue.TCP_PORT);
+        try {
+            assertEquals(0, q.call(noNul).status(), "HOSTNQN of 256 bytes without NUL: accepted");
+            Controller c = target.subsystem(TestTargets.NQN).controllers().get(0);
+            assertEquals("h".repeat(255), c.hostNqn());
+        } finally {
+            q.close();
+        }
+    }
+
+    @Test
     void fuseAndPsdtAreChecked() {
         host.bringUp(TestTargets.NQN, 1);
         FakeRequest prp = InJvmHost.flush(1);
         prp.sqe().flags(0x00);
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(prp).status());
+        // Fused: only Compare may be the first command (SPDK answers Invalid Opcode); FUSE 11b is reserved.
         FakeRequest fused = InJvmHost.flush(1);
         fused.sqe().flags(0x41);
-        assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(fused).status());
+        assertEquals(Status.dnr(Status.INVALID_OPCODE), host.io(fused).status());
+        FakeRequest reserved = InJvmHost.flush(1);
+        reserved.sqe().flags(0x43);
+        assertEquals(Status.dnr(Status.INVALID_FIELD), host.io(reserved).status());
         FakeRequest fabricsPrp = new FakeRequest().expect(0);
         fabricsPrp.sqe().flags(0).opcode(0x7F).fctype(0x04).property(1, 0, 0);
         assertEquals(Status.dnr(Status.INVALID_FIELD), host.admin(fabricsPrp).status());

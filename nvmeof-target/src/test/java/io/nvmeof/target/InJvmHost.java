@@ -25,6 +25,9 @@ public final class InJvmHost implements AutoCloseable {
     public InJvmQueue admin;
     public final Map<Integer, InJvmQueue> io = new TreeMap<>();
     public int cntlid = -1;
+    /** The Host ID this host sends in Connect (default {@link #HOST_ID}). */
+    public UUID hostId = HOST_ID;
+
     public String subnqn;
 
     public InJvmHost(QueueAcceptor acceptor, PortInfo port, String hostNqn) {
@@ -43,7 +46,7 @@ public final class InJvmHost implements AutoCloseable {
     public FakeRequest connectAdmin(String subsystemNqn, int katoMillis) {
         admin = new InJvmQueue(acceptor, port);
         subnqn = subsystemNqn;
-        FakeRequest r = admin.call(connect(0, 31, 0, katoMillis, 0xFFFF, subsystemNqn, hostNqn));
+        FakeRequest r = admin.call(connect(0, 31, 0, katoMillis, 0xFFFF, subsystemNqn, hostNqn, hostId));
         if (r.status() == 0) {
             cntlid = r.dw0() & 0xFFFF;
         }
@@ -76,7 +79,7 @@ public final class InJvmHost implements AutoCloseable {
 
     public FakeRequest connectIo(int qid, int sqsize, int cattr) {
         InJvmQueue q = new InJvmQueue(acceptor, port);
-        FakeRequest r = q.call(connect(qid, sqsize, cattr, 0, cntlid, subnqn, hostNqn));
+        FakeRequest r = q.call(connect(qid, sqsize, cattr, 0, cntlid, subnqn, hostNqn, hostId));
         if (r.status() == 0) {
             io.put(qid, q);
         } else {
@@ -134,10 +137,15 @@ public final class InJvmHost implements AutoCloseable {
 
     public static FakeRequest connect(
             int qid, int sqsize, int cattr, int kato, int cntlid, String subnqn, String hostnqn) {
+        return connect(qid, sqsize, cattr, kato, cntlid, subnqn, hostnqn, HOST_ID);
+    }
+
+    public static FakeRequest connect(
+            int qid, int sqsize, int cattr, int kato, int cntlid, String subnqn, String hostnqn, UUID hostId) {
         ByteBuffer data = ByteBuffer.allocate(ConnectData.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         ConnectData d = new ConnectData();
         d.wrap(data, 0);
-        d.hostId(HOST_ID).cntlid(cntlid).subNqn(subnqn).hostNqn(hostnqn);
+        d.hostId(hostId).cntlid(cntlid).subNqn(subnqn).hostNqn(hostnqn);
         byte[] bytes = new byte[ConnectData.LENGTH];
         data.get(0, bytes);
         FakeRequest r = new FakeRequest().send(bytes);

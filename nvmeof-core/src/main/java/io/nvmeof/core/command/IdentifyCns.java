@@ -13,8 +13,16 @@ public enum IdentifyCns {
     ACTIVE_NAMESPACE_LIST(0x02),
     /** Namespace Identification Descriptor list (nvmeof-protocol.md §3.2.3). */
     NAMESPACE_IDENTIFICATION_DESCRIPTORS(0x03),
+    /** I/O Command Set specific Identify Namespace data structure, for the CSI in CDW11. */
+    IO_COMMAND_SET_NAMESPACE(0x05),
     /** I/O Command Set specific Identify Controller data structure, for the CSI in CDW11 (nvmeof-protocol.md §3.2.4). */
-    IO_COMMAND_SET_CONTROLLER(0x06);
+    IO_COMMAND_SET_CONTROLLER(0x06),
+    /** Active Namespace ID list of the I/O command set in CDW11's CSI. */
+    IO_COMMAND_SET_ACTIVE_NAMESPACE_LIST(0x07),
+    /** I/O Command Set Independent Identify Namespace data structure. */
+    IO_COMMAND_SET_INDEPENDENT_NAMESPACE(0x08),
+    /** Identify I/O Command Set data structure: the command set combinations the controller supports. */
+    IO_COMMAND_SET(0x1C);
 
     private static final IdentifyCns[] BY_CODE = new IdentifyCns[256];
 

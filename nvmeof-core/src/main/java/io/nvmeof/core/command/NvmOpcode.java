@@ -10,6 +10,12 @@ public enum NvmOpcode {
     WRITE_ZEROES(0x08),
     DATASET_MANAGEMENT(0x09),
     VERIFY(0x0C),
+    COPY(0x19),
+    /** Reservation Register, Report, Acquire, Release (NVMe Base 2.0, Reservations, §8.19). */
+    RESERVATION_REGISTER(0x0D),
+    RESERVATION_REPORT(0x0E),
+    RESERVATION_ACQUIRE(0x11),
+    RESERVATION_RELEASE(0x15),
     FABRICS(0x7F);
 
     private static final NvmOpcode[] BY_CODE = new NvmOpcode[256];

@@ -18,6 +18,18 @@ public final class Properties {
     public static final int SIZE_8 = 1;
 
     // CC fields.
+    /** CAP.CSS bit 37: the NVM command set. */
+    public static final long CAP_CSS_NVM = 1L << 37;
+    /** CAP.CSS bit 43: one or more I/O command sets (the host may enable with CC.CSS = 110b). */
+    public static final long CAP_CSS_IO_COMMAND_SETS = 1L << 43;
+
+    /** CC.CSS 000b: the NVM command set. */
+    public static final int CC_CSS_NVM = 0;
+    /** CC.CSS 110b: all I/O command sets CAP.CSS bit 43 names. */
+    public static final int CC_CSS_IO_COMMAND_SETS = 6;
+    /** CC.CSS 111b: admin command set only (needs CAP.CSS bit 44, which we do not set). */
+    public static final int CC_CSS_ADMIN_ONLY = 7;
+
     public static final int CC_EN = 1;
     public static final int CC_CSS_SHIFT = 4;
     public static final int CC_MPS_SHIFT = 7;
@@ -64,10 +76,12 @@ public final class Properties {
     }
 
     /**
-     * Builds CAP (nvmeof-protocol.md §2.3): MQES (0's based), CQR, TO in 500 ms units, CSS bit 37 (NVM command set), MPSMIN = MPSMAX = 0.
+     * Builds CAP (nvmeof-protocol.md §2.3): MQES (0's based), CQR, TO in 500 ms units, CSS bit 37 (NVM command set)
+     * and bit 43 (one or more I/O command sets, so a host may enable with CC.CSS = 110b; nvmet sets both), MPSMIN =
+     * MPSMAX = 0.
      */
     public static long cap(int mqes, int timeout500ms) {
-        return (mqes & 0xFFFFL) | (1L << 16) | ((timeout500ms & 0xFFL) << 24) | (1L << 37);
+        return (mqes & 0xFFFFL) | (1L << 16) | ((timeout500ms & 0xFFL) << 24) | CAP_CSS_NVM | CAP_CSS_IO_COMMAND_SETS;
     }
 
     public static int capMqes(long cap) {

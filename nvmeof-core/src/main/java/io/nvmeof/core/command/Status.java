@@ -28,6 +28,11 @@ public final class Status {
     public static final int INTERNAL_ERROR = of(SCT_GENERIC, 0x06);
     public static final int ABORT_REQUESTED = of(SCT_GENERIC, 0x07);
     public static final int ABORTED_SQ_DELETION = of(SCT_GENERIC, 0x08);
+    /** The other command of a fused pair failed (NVMe Base 2.0c §3.4.2). */
+    public static final int ABORTED_FAILED_FUSED = of(SCT_GENERIC, 0x09);
+    /** The other command of a fused pair did not come (NVMe Base 2.0c §3.4.2). */
+    public static final int ABORTED_MISSING_FUSED = of(SCT_GENERIC, 0x0A);
+
     public static final int INVALID_NAMESPACE = of(SCT_GENERIC, 0x0B);
     public static final int COMMAND_SEQUENCE_ERROR = of(SCT_GENERIC, 0x0C);
     public static final int INVALID_SGL_LAST_SEGMENT = of(SCT_GENERIC, 0x0D);
@@ -36,14 +41,19 @@ public final class Status {
     public static final int METADATA_SGL_LENGTH_INVALID = of(SCT_GENERIC, 0x10);
     public static final int SGL_DESCRIPTOR_TYPE_INVALID = of(SCT_GENERIC, 0x11);
     public static final int SGL_OFFSET_INVALID = of(SCT_GENERIC, 0x16);
+    /** Reservation Report with EDS = 0 while hosts use 128-bit Host Identifiers (NVMe Base 2.0, Reservations). */
+    public static final int HOST_IDENTIFIER_INCONSISTENT_FORMAT = of(SCT_GENERIC, 0x18);
+
     public static final int KEEP_ALIVE_EXPIRED = of(SCT_GENERIC, 0x19);
     public static final int KEEP_ALIVE_INVALID = of(SCT_GENERIC, 0x1A);
+    public static final int ABORTED_PREEMPT_AND_ABORT = of(SCT_GENERIC, 0x1B);
     public static final int NAMESPACE_WRITE_PROTECTED = of(SCT_GENERIC, 0x20);
     public static final int COMMAND_INTERRUPTED = of(SCT_GENERIC, 0x21);
     public static final int TRANSIENT_TRANSPORT_ERROR = of(SCT_GENERIC, 0x22);
     public static final int LBA_OUT_OF_RANGE = of(SCT_GENERIC, 0x80);
     public static final int CAPACITY_EXCEEDED = of(SCT_GENERIC, 0x81);
     public static final int NAMESPACE_NOT_READY = of(SCT_GENERIC, 0x82);
+    public static final int RESERVATION_CONFLICT = of(SCT_GENERIC, 0x83);
 
     // Command specific status (SCT 1), nvmeof-protocol.md §1.4.
     public static final int INVALID_QUEUE_IDENTIFIER = of(SCT_COMMAND_SPECIFIC, 0x01);
@@ -57,6 +67,11 @@ public final class Status {
     public static final int CONNECT_RESTART_DISCOVERY = of(SCT_COMMAND_SPECIFIC, 0x83);
     public static final int CONNECT_INVALID_HOST = of(SCT_COMMAND_SPECIFIC, 0x84);
     public static final int INVALID_QUEUE_TYPE = of(SCT_COMMAND_SPECIFIC, 0x85);
+    /** Set Features I/O Command Set Profile: a combination the controller does not have. */
+    public static final int IO_COMMAND_SET_COMBINATION_REJECTED = of(SCT_COMMAND_SPECIFIC, 0x2B);
+    /** Copy (NVM Command Set 1.0c §3.2.2): a range, the range count or the total beyond MSSRL, MSRC or MCL. Same code as Connect Restart Discovery: command specific. */
+    public static final int COMMAND_SIZE_LIMIT_EXCEEDED = of(SCT_COMMAND_SPECIFIC, 0x83);
+
     public static final int DISCOVER_RESTART = of(SCT_COMMAND_SPECIFIC, 0x90);
     public static final int AUTHENTICATION_REQUIRED = of(SCT_COMMAND_SPECIFIC, 0x91);
 
@@ -68,6 +83,12 @@ public final class Status {
 
     // Path related (SCT 3), nvmeof-protocol.md §1.4.
     public static final int INTERNAL_PATH_ERROR = of(SCT_PATH, 0x00);
+    /** The namespace's ANA group is in the Persistent Loss state on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_PERSISTENT_LOSS = of(SCT_PATH, 0x01);
+    /** The namespace's ANA group is Inaccessible on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_INACCESSIBLE = of(SCT_PATH, 0x02);
+    /** The namespace's ANA group is changing state on this path (NVMe Base 2.0 §8.1, Asymmetric Namespace Access Reporting). */
+    public static final int ANA_TRANSITION = of(SCT_PATH, 0x03);
 
     /** The wire status for SCT/SC, without More or DNR. */
     public static int of(int sct, int sc) {
@@ -128,6 +149,10 @@ public final class Status {
                         return "Command Abort Requested";
                     case 0x08:
                         return "Command Aborted due to SQ Deletion";
+                    case 0x09:
+                        return "Command Aborted due to Failed Fused Command";
+                    case 0x0A:
+                        return "Command Aborted due to Missing Fused Command";
                     case 0x0B:
                         return "Invalid Namespace or Format";
                     case 0x0C:
@@ -144,10 +169,14 @@ public final class Status {
                         return "SGL Descriptor Type Invalid";
                     case 0x16:
                         return "SGL Offset Invalid";
+                    case 0x18:
+                        return "Host Identifier Inconsistent Format";
                     case 0x19:
                         return "Keep Alive Timer Expired";
                     case 0x1A:
                         return "Keep Alive Timeout Invalid";
+                    case 0x1B:
+                        return "Command Aborted due to Preempt and Abort";
                     case 0x20:
                         return "Namespace is Write Protected";
                     case 0x21:
@@ -160,6 +189,8 @@ public final class Status {
                         return "Capacity Exceeded";
                     case 0x82:
                         return "Namespace Not Ready";
+                    case 0x83:
+                        return "Reservation Conflict";
                     default:
                         break;
                 }
@@ -176,6 +207,8 @@ public final class Status {
                         return "Invalid Log Page";
                     case 0x0D:
                         return "Feature Identifier Not Saveable";
+                    case 0x2B:
+                        return "I/O Command Set Combination Rejected";
                     case 0x80:
                         return "Connect Incompatible Format / Conflicting Attributes";
                     case 0x81:
@@ -183,7 +216,7 @@ public final class Status {
                     case 0x82:
                         return "Connect Invalid Parameters";
                     case 0x83:
-                        return "Connect Restart Discovery";
+                        return "Connect Restart Discovery / Command Size Limit Exceeded";
                     case 0x84:
                         return "Connect Invalid Host";
                     case 0x85:
@@ -213,8 +246,17 @@ public final class Status {
                 }
                 break;
             case SCT_PATH:
-                if (sc == 0x00) {
-                    return "Internal Path Error";
+                switch (sc) {
+                    case 0x00:
+                        return "Internal Path Error";
+                    case 0x01:
+                        return "Asymmetric Access Persistent Loss";
+                    case 0x02:
+                        return "Asymmetric Access Inaccessible";
+                    case 0x03:
+                        return "Asymmetric Access Transition";
+                    default:
+                        break;
                 }
                 break;
             default:

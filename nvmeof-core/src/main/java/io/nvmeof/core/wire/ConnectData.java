@@ -73,6 +73,20 @@ public final class ConnectData extends Flyweight {
         return this;
     }
 
+    /**
+     * An NQN field as nvmet reads it: up to its first NUL, or its first 255 bytes when it holds none (nvmet writes a
+     * NUL into the last byte). Never null.
+     */
+    public String nqnTruncated(int field) {
+        String nqn = nqn(field);
+        if (nqn != null) {
+            return nqn;
+        }
+        byte[] bytes = new byte[NQN_FIELD_LENGTH - 1];
+        buffer.get(offset + field, bytes);
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
     private String nqn(int field) {
         for (int i = 0; i < NQN_FIELD_LENGTH; i++) {
             if (buffer.get(offset + field + i) == 0) {

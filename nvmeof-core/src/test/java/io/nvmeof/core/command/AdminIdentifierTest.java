@@ -18,6 +18,8 @@ class AdminIdentifierTest {
         for (FeatureId f : FeatureId.values()) {
             assertSame(f, FeatureId.of(f.code()));
         }
+        assertEquals(0x01, FeatureId.ARBITRATION.code());
+        assertEquals(0x0A, FeatureId.WRITE_ATOMICITY_NORMAL.code());
         assertNull(FeatureId.of(0x0E));
         assertSame(FeatureId.NUMBER_OF_QUEUES, FeatureId.of(0x80000307), "CDW10: only bits 7:0 are the FID");
     }
@@ -33,8 +35,10 @@ class AdminIdentifierTest {
         for (LogPageId l : LogPageId.values()) {
             assertSame(l, LogPageId.of(l.code()));
         }
-        assertNull(LogPageId.of(0x00));
-        assertNull(LogPageId.of(0x0C));
+        assertEquals(0x00, LogPageId.SUPPORTED_LOG_PAGES.code());
+        assertEquals(0x03, LogPageId.FIRMWARE_SLOT_INFORMATION.code());
+        assertEquals(0x0C, LogPageId.ASYMMETRIC_NAMESPACE_ACCESS.code());
+        assertNull(LogPageId.of(0x06));
         assertSame(LogPageId.DISCOVERY, LogPageId.of(0x00048070), "CDW10: only bits 7:0 are the LID");
     }
 
@@ -48,8 +52,12 @@ class AdminIdentifierTest {
         for (IdentifyCns c : IdentifyCns.values()) {
             assertSame(c, IdentifyCns.of(c.code()));
         }
-        assertNull(IdentifyCns.of(0x05));
-        assertNull(IdentifyCns.of(0x08));
+        assertEquals(0x05, IdentifyCns.IO_COMMAND_SET_NAMESPACE.code());
+        assertEquals(0x07, IdentifyCns.IO_COMMAND_SET_ACTIVE_NAMESPACE_LIST.code());
+        assertEquals(0x08, IdentifyCns.IO_COMMAND_SET_INDEPENDENT_NAMESPACE.code());
+        assertEquals(0x1C, IdentifyCns.IO_COMMAND_SET.code());
+        assertNull(IdentifyCns.of(0x04));
+        assertNull(IdentifyCns.of(0x10));
         assertSame(IdentifyCns.CONTROLLER, IdentifyCns.of(0x00120001), "CDW10: only bits 7:0 are the CNS");
     }
 }

@@ -19,13 +19,13 @@ class PropertiesTest {
 
     @Test
     void capLayout() {
-        // MQES 127, CQR, TO 15 (7.5 s), CSS bit 37 (NVM) only, MPSMIN = MPSMAX = 0.
+        // MQES 127, CQR, TO 15 (7.5 s), CSS bits 37 (NVM) and 43 (I/O command sets) as nvmet, MPSMIN = MPSMAX = 0.
         long cap = Properties.cap(127, 15);
-        assertEquals(0x000000200F01007FL, cap);
+        assertEquals(0x000008200F01007FL, cap);
         assertEquals(127, Properties.capMqes(cap));
         assertEquals(15, Properties.capTimeout(cap));
         assertEquals(0, Properties.capMpsmin(cap));
-        assertEquals(0, (cap >>> 43) & 1, "CSI bit 43 must be clear (nvmeof-protocol.md §7.7)");
+        assertEquals(1, (cap >>> 43) & 1, "I/O command sets, as nvmet");
         assertEquals(1, (cap >>> 37) & 1, "NVM command set");
     }
 

@@ -11,9 +11,12 @@ import java.util.UUID;
  * @param uuid      the namespace UUID, also the source of its NGUID (null: derived from subsystem NQN and NSID, so it is
  *                  stable across restarts and unique across subsystems)
  * @param readOnly  whether writes fail with Namespace is Write Protected
+ * @param anaGroup  its ANA group ID (ANAGRPID), 1..{@value #MAX_ANA_GROUP} (0: group 1)
  */
-public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly) {
+public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup) {
     public static final int MAX_NSID = 1024;
+    /** ANAGRPMAX: the highest ANA group ID, as nvmet. */
+    public static final int MAX_ANA_GROUP = 128;
 
     public NamespaceConfig {
         if (nsid < 0 || nsid > MAX_NSID) {
@@ -26,6 +29,17 @@ public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid
             throw new IllegalArgumentException(
                     "namespace size must be a positive multiple of the block size (" + blockSize + "): " + sizeBytes);
         }
+        if (anaGroup < 0 || anaGroup > MAX_ANA_GROUP) {
+            throw new IllegalArgumentException("an ANA group ID is 1.." + MAX_ANA_GROUP + ": " + anaGroup);
+        }
+        if (anaGroup == 0) {
+            anaGroup = 1;
+        }
+    }
+
+    /** A namespace in ANA group 1. */
+    public NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly) {
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, 0);
     }
 
     public static NamespaceConfig of(int nsid, long sizeBytes) {
@@ -33,6 +47,11 @@ public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid
     }
 
     public NamespaceConfig withNsid(int newNsid) {
-        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly);
+        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly, anaGroup);
+    }
+
+    /** This namespace in ANA group {@code group}. */
+    public NamespaceConfig withAnaGroup(int group) {
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group);
     }
 }

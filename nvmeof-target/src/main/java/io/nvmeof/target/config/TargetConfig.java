@@ -43,6 +43,13 @@ public record TargetConfig(
                     throw new IllegalArgumentException("nsid " + n.nsid() + " used twice in " + s.nqn());
                 }
             }
+            for (AnaStateConfig a : s.anaStates()) {
+                if (!listeners.isEmpty() && a.listener() > listeners.size()) {
+                    throw new IllegalArgumentException("ANA state of group " + a.group() + " in " + s.nqn()
+                            + " names listener " + a.listener() + ", but there are only " + listeners.size()
+                            + " (listeners are numbered from 1 in configuration order)");
+                }
+            }
         }
     }
 

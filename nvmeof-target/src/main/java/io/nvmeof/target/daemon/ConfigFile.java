@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.target.config.AnaStateConfig;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
@@ -35,7 +37,8 @@ import java.util.UUID;
  *       "nqn": "nqn.2024-01.io.nvmeof:disk1",
  *       "allowAnyHost": false,
  *       "hosts": [ "nqn.2014-08.org.nvmexpress:uuid:..." ],
- *       "namespaces": [ { "nsid": 1, "size": "1T", "blockSize": 4096 } ] } ]
+ *       "namespaces": [ { "nsid": 1, "size": "1T", "blockSize": 4096, "anaGroup": 1 } ],
+ *       "ana": [ { "listener": 2, "group": 1, "state": "non-optimized" } ] } ]
  * }
  * }</pre>
  */
@@ -61,14 +64,22 @@ public final class ConfigFile {
             @JsonProperty("hosts") List<String> hosts,
             @JsonProperty("serial") String serial,
             @JsonProperty("model") String model,
-            @JsonProperty("namespaces") List<Namespace> namespaces) {}
+            @JsonProperty("namespaces") List<Namespace> namespaces,
+            @JsonProperty("ana") List<Ana> ana) {}
+
+    /** One ANA group state on one listener (listeners are numbered from 1 in file order). */
+    record Ana(
+            @JsonProperty("listener") Integer listener,
+            @JsonProperty("group") Integer group,
+            @JsonProperty("state") String state) {}
 
     record Namespace(
             @JsonProperty("nsid") Integer nsid,
             @JsonProperty("size") String size,
             @JsonProperty("blockSize") Integer blockSize,
             @JsonProperty("uuid") String uuid,
-            @JsonProperty("readOnly") Boolean readOnly) {}
+            @JsonProperty("readOnly") Boolean readOnly,
+            @JsonProperty("anaGroup") Integer anaGroup) {}
 
     /**
      * Reads and checks a configuration file.
@@ -177,8 +188,13 @@ public final class ConfigFile {
             }
             boolean any =
                     s.allowAnyHost() == null ? (s.hosts() == null || s.hosts().isEmpty()) : s.allowAnyHost();
+            List<AnaStateConfig> ana = new ArrayList<>();
+            List<Ana> as = s.ana() == null ? List.of() : s.ana();
+            for (int j = 0; j < as.size(); j++) {
+                ana.add(anaState(as.get(j), where + ".ana[" + j + "]"));
+            }
             try {
-                subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model()));
+                subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model(), ana));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
@@ -186,6 +202,18 @@ public final class ConfigFile {
         long budget = root.memoryBudget() == null ? 0 : checkedSize(root.memoryBudget(), "memoryBudget");
         int kato = root.discoveryKatoMillis() == null ? 0 : root.discoveryKatoMillis();
         return new TargetConfig(listeners, subsystems, budget, kato);
+    }
+
+    private static AnaStateConfig anaState(Ana a, String where) {
+        if (a == null || a.listener() == null || a.group() == null || a.state() == null) {
+            throw new IllegalArgumentException(where + ": \"listener\", \"group\" and \"state\" are required, e.g. "
+                    + "{\"listener\": 2, \"group\": 1, \"state\": \"non-optimized\"}");
+        }
+        try {
+            return new AnaStateConfig(a.listener(), a.group(), AnaState.parse(a.state()));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
     }
 
     private static NamespaceConfig namespace(Namespace n, String where, int defaultNsid) {
@@ -199,10 +227,18 @@ public final class ConfigFile {
                     checkedSize(n.size(), where + ".size"),
                     n.blockSize() == null ? 4096 : n.blockSize(),
                     uuid,
-                    n.readOnly() != null && n.readOnly());
+                    n.readOnly() != null && n.readOnly(),
+                    n.anaGroup() == null ? 0 : checkedAnaGroup(n.anaGroup()));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage());
         }
+    }
+
+    private static int checkedAnaGroup(int group) {
+        if (group < 1) {
+            throw new IllegalArgumentException("anaGroup is 1.." + NamespaceConfig.MAX_ANA_GROUP + ": " + group);
+        }
+        return group;
     }
 
     private static long checkedSize(String text, String where) {

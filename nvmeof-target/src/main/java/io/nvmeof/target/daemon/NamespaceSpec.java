@@ -5,7 +5,7 @@ import io.nvmeof.target.config.Sizes;
 import java.util.Locale;
 import java.util.UUID;
 
-/** Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro]} option. */
+/** Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro][,ana-group=G]} option. */
 final class NamespaceSpec {
     private NamespaceSpec() {}
 
@@ -15,6 +15,7 @@ final class NamespaceSpec {
         int nsid = defaultNsid;
         UUID uuid = null;
         boolean readOnly = false;
+        int anaGroup = 0;
         for (String part : spec.split(",")) {
             String p = part.trim();
             if (p.isEmpty()) {
@@ -41,19 +42,30 @@ final class NamespaceSpec {
                 case "uuid":
                     uuid = UUID.fromString(require(key, value));
                     break;
+                case "ana-group":
+                    try {
+                        anaGroup = Integer.parseInt(require(key, value));
+                    } catch (NumberFormatException e) {
+                        throw new IllegalArgumentException("ana-group must be a number: " + value);
+                    }
+                    if (anaGroup < 1) {
+                        throw new IllegalArgumentException(
+                                "ana-group is 1.." + NamespaceConfig.MAX_ANA_GROUP + ": " + anaGroup);
+                    }
+                    break;
                 case "ro":
                 case "read-only":
                     readOnly = true;
                     break;
                 default:
-                    throw new IllegalArgumentException(
-                            "unknown namespace setting '" + key + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro)");
+                    throw new IllegalArgumentException("unknown namespace setting '" + key
+                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro,ana-group=G)");
             }
         }
         if (size == null) {
             throw new IllegalArgumentException("--namespace needs size=..., e.g. --namespace size=1G");
         }
-        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly);
+        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly, anaGroup);
     }
 
     private static String require(String key, String value) {

@@ -3,6 +3,7 @@ package io.nvmeof.target.daemon;
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.target.NvmeTarget;
+import io.nvmeof.target.config.AnaStateConfig;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
@@ -74,9 +75,17 @@ public final class TargetDaemon implements Callable<Integer> {
     @Option(
             names = "--namespace",
             paramLabel = "SPEC",
-            description = "A namespace, repeatable: size=1G[,bs=4096|512][,nsid=N][,uuid=U][,ro]. "
+            description = "A namespace, repeatable: size=1G[,bs=4096|512][,nsid=N][,uuid=U][,ro][,ana-group=G]. "
                     + "Memory is used only for blocks written.")
     List<String> namespaces = new ArrayList<>();
+
+    @Option(
+            names = "--ana-state",
+            paramLabel = "SPEC",
+            description = "An ANA group's state on one listener, repeatable: listener=P,group=G,state=S with P the "
+                    + "listener's number (1 = the first --listen), S optimized, non-optimized, inaccessible, "
+                    + "persistent-loss or change. Groups are optimized on every listener unless set.")
+    List<String> anaStates = new ArrayList<>();
 
     @Option(
             names = "--allow-host",
@@ -162,6 +171,7 @@ public final class TargetDaemon implements Callable<Integer> {
         boolean flags = nqn != null
                 || !namespaces.isEmpty()
                 || !allowHosts.isEmpty()
+                || !anaStates.isEmpty()
                 || !listen.isEmpty()
                 || inCapsuleDataSize != null
                 || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
@@ -169,7 +179,7 @@ public final class TargetDaemon implements Callable<Integer> {
         if (config != null) {
             if (flags) {
                 throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
-                        + "--allow-host/--max-queue-size/--in-capsule-data-size: put those in the file");
+                        + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size: put those in the file");
             }
             TargetConfig fromFile = ConfigFile.load(config);
             if (ioEngine != null || busyPoll) {
@@ -209,8 +219,16 @@ public final class TargetDaemon implements Callable<Integer> {
         if (ns.isEmpty()) {
             throw new IllegalArgumentException("no namespace: add e.g. --namespace size=1G (or use --config FILE)");
         }
-        SubsystemConfig subsystem =
-                new SubsystemConfig(nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(), allowHosts, ns, null, null);
+        List<AnaStateConfig> ana = new ArrayList<>();
+        for (String spec : anaStates) {
+            try {
+                ana.add(AnaStateSpec.parse(spec));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--ana-state " + spec + ": " + e.getMessage());
+            }
+        }
+        SubsystemConfig subsystem = new SubsystemConfig(
+                nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(), allowHosts, ns, null, null, ana);
         return new TargetConfig(listeners, List.of(subsystem), budget, 0);
     }
 

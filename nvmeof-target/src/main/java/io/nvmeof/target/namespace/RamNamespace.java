@@ -195,6 +195,30 @@ public final class RamNamespace {
         return Status.SUCCESS;
     }
 
+    /** Copies {@code length} bytes at byte {@code offset} into {@code target} at {@code targetOffset} (Copy's source ranges); unwritten ranges read as zeroes. */
+    public void readInto(ByteBuffer target, int targetOffset, long offset, int length) {
+        readCommands.increment();
+        bytesRead.add(length);
+        while (length > 0) {
+            int index = (int) (offset >>> CHUNK_SHIFT);
+            int within = (int) (offset & CHUNK_MASK);
+            int n = Math.min(length, CHUNK_SIZE - within);
+            Chunk c = acquire(index);
+            if (c == null) {
+                target.put(targetOffset, ZEROES, 0, n);
+            } else {
+                try {
+                    target.put(targetOffset, c.buffer, within, n);
+                } finally {
+                    c.release();
+                }
+            }
+            offset += n;
+            targetOffset += n;
+            length -= n;
+        }
+    }
+
     /** Compares {@code length} bytes of {@code source} with the blocks at byte {@code offset} (nvmeof-protocol.md §4.2). */
     public int compare(ByteBuffer source, int sourceOffset, long offset, int length) {
         readCommands.increment();

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.nvmeof.core.command.AnaState;
+import io.nvmeof.target.config.AnaStateConfig;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
@@ -78,15 +80,63 @@ class ConfigFileTest {
         assertMessage("{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:99999\" } ] }", "bad port");
         assertMessage("{ \"listeners\": [ { \"listen\": \"127.0.0.1:4420\" } ] }", "tcp://0.0.0.0:4420");
         assertMessage("{ \"subsystems\": [] }", "no listeners");
-        assertMessage(
-                "{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ { \"nqn\": \"disk1\" } ] }",
-                "starts with 'nqn.'");
+        // An NQN without the "nqn." prefix is accepted (with a warning), as nvmet accepts it.
+        assertEquals(
+                "disk1",
+                ConfigFile.parse("{ \"listeners\": [ { \"listen\": \"tcp://1.2.3.4\" } ], \"subsystems\": [ {"
+                                + " \"nqn\": \"disk1\" } ] }")
+                        .subsystems()
+                        .get(0)
+                        .nqn());
         assertMessage("{ \"listeners\": [ ", "not valid JSON");
         assertMessage(
                 "{ \"listeners\": [ { \"listen\": \"tcp://a\" } ], \"subsystems\": [ { \"nqn\": \"nqn.a:b\" },"
                         + " { \"nqn\": \"nqn.a:b\" } ] }",
                 "used twice");
         assertMessage("{ \"memoryBudget\": \"-1G\", \"listeners\": [ { \"listen\": \"tcp://a\" } ] }", "memoryBudget");
+    }
+
+    @Test
+    void readsAnaGroupsAndStates() {
+        TargetConfig cfg = ConfigFile.parse("""
+                { "listeners": [ { "listen": "tcp://127.0.0.1:14420" }, { "listen": "tcp://127.0.0.1:14421" } ],
+                  "subsystems": [ { "nqn": "nqn.2024-01.io.nvmeof:a",
+                      "namespaces": [ { "size": "1G" }, { "size": "1G", "anaGroup": 2 } ],
+                      "ana": [ { "listener": 2, "group": 1, "state": "non-optimized" },
+                               { "listener": 1, "group": 2, "state": "Inaccessible" } ] } ] }""");
+        SubsystemConfig a = cfg.subsystems().get(0);
+        assertEquals(1, a.namespaces().get(0).anaGroup(), "default group 1");
+        assertEquals(2, a.namespaces().get(1).anaGroup());
+        assertEquals(
+                java.util.List.of(
+                        new AnaStateConfig(2, 1, AnaState.NON_OPTIMIZED),
+                        new AnaStateConfig(1, 2, AnaState.INACCESSIBLE)),
+                a.anaStates());
+    }
+
+    @Test
+    void rejectsBadAnaSettings() {
+        String head = "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": "
+                + "\"nqn.x:y\", ";
+        assertMessage(head + "\"namespaces\": [ { \"size\": \"1G\", \"anaGroup\": 0 } ] } ] }", "anaGroup is 1..128");
+        assertMessage(head + "\"namespaces\": [ { \"size\": \"1G\", \"anaGroup\": 129 } ] } ] }", "1..128");
+        assertMessage(
+                head + "\"ana\": [ { \"listener\": 1, \"group\": 1, \"state\": \"fast\" } ] } ] }",
+                "subsystems[0].ana[0]: ANA state must be one of");
+        assertMessage(head + "\"ana\": [ { \"listener\": 1, \"group\": 1 } ] } ] }", "\"state\" are required");
+        assertMessage(
+                head + "\"ana\": [ { \"listener\": 2, \"group\": 1, \"state\": \"optimized\" } ] } ] }",
+                "names listener 2, but there are only 1");
+        assertMessage(
+                head + "\"ana\": [ { \"listener\": 1, \"group\": 300, \"state\": \"optimized\" } ] } ] }",
+                "an ANA group ID is 1..128");
+        assertMessage(
+                head + "\"ana\": [ { \"listener\": 1, \"group\": 1, \"state\": \"optimized\" },"
+                        + " { \"listener\": 1, \"group\": 1, \"state\": \"change\" } ] } ] }",
+                "two states on listener 1");
+        assertMessage(
+                head + "\"ana\": [ { \"listener\": 1, \"group\": 1, \"state\": \"optimized\", \"x\": 1 } ] } ] }",
+                "unknown key 'x'");
     }
 
     private static void assertMessage(String json, String expected) {

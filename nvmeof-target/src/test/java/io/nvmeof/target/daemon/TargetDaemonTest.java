@@ -55,6 +55,36 @@ class TargetDaemonTest {
     }
 
     @Test
+    void anaFlags() {
+        TargetDaemon d = new TargetDaemon();
+        new CommandLine(d)
+                .parseArgs(
+                        "--listen",
+                        "tcp://127.0.0.1:14420",
+                        "--listen",
+                        "tcp://127.0.0.1:14421",
+                        "--namespace",
+                        "size=1G,ana-group=3",
+                        "--ana-state",
+                        "listener=2,group=3,state=inaccessible");
+        TargetConfig cfg = d.buildConfig();
+        assertEquals(3, cfg.subsystems().get(0).namespaces().get(0).anaGroup());
+        assertEquals(
+                java.util.List.of(
+                        new io.nvmeof.target.config.AnaStateConfig(2, 3, io.nvmeof.core.command.AnaState.INACCESSIBLE)),
+                cfg.subsystems().get(0).anaStates());
+        TargetDaemon bad = new TargetDaemon();
+        new CommandLine(bad).parseArgs("--namespace", "size=1G", "--ana-state", "listener=2,group=1,state=optimized");
+        IllegalArgumentException e =
+                org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, bad::buildConfig);
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("only 1"), e.getMessage());
+        TargetDaemon bad2 = new TargetDaemon();
+        new CommandLine(bad2).parseArgs("--namespace", "size=1G", "--ana-state", "group=1,state=optimized");
+        e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, bad2::buildConfig);
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("--ana-state"), e.getMessage());
+    }
+
+    @Test
     void badArgumentsExitTwoWithAMessage() {
         assertEquals(2, run(new TargetDaemon(), "--namespace", "size=1G,bs=1000", "--listen", "tcp://127.0.0.1:0"));
         assertTrue(err.toString().contains("block size must be 512 or 4096"), err.toString());

@@ -148,14 +148,19 @@ class TcpBadInputTest {
         return m;
     }
 
+    private static RawTcpHost withQueues(RawTcpHost admin, int n) throws Exception {
+        expectOk(admin.setNumberOfQueues(n), "Set Features Number of Queues");
+        return admin;
+    }
+
     @Test
     void badConnectionsAreTerminatedAndTheGoodOneCarriesOn() throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger iterations = new AtomicInteger();
         AtomicReference<Throwable> goodFailure = new AtomicReference<>();
-        try (RawTcpHost admin = t.admin(true);
+        // Number of Queues before the I/O queue connects: afterwards it is a Command Sequence Error.
+        try (RawTcpHost admin = withQueues(t.admin(true), 2);
                 RawTcpHost io = t.io(admin, 1, true)) {
-            expectOk(admin.setNumberOfQueues(2), "Set Features Number of Queues");
             int goodCntlid = admin.cntlid();
             Thread good = new Thread(() -> verifiedIo(io, stop, iterations, goodFailure), "good-io");
             good.start();

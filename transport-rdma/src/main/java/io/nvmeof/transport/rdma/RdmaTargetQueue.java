@@ -270,7 +270,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     }
 
     /**
-     * Sets dataLength, keyed/in-capsule and transportStatus from the SGL (nvmeof-protocol.md §1.3 acceptance table for RDMA, nvmeof-protocol.md §6.4): 0x40/0x4F
+     * Sets dataLength, keyed/in-capsule and transportStatus from the SGL (nvmeof-protocol.md §1.3 acceptance table for RDMA, nvmeof-protocol.md §6.4): LENGTH 0 of any type → no data; 0x40/0x4F
      * keyed (a wrong keyed subtype → Invalid Field), 0x01 in-capsule (host→controller only, else Invalid Field; beyond the
      * queue's in-capsule size, which is 0 on the admin queue → SGL Offset Invalid; beyond the bytes received → Data SGL
      * Length Invalid), any other type → SGL Descriptor Type Invalid; all with DNR.
@@ -280,6 +280,14 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         SglDescriptor sgl = sqe.sgl();
         int type = sgl.type();
         int subtype = sgl.subtype();
+        if ((type == SglDescriptor.TYPE_KEYED_DATA_BLOCK ? sgl.keyedLength() : sgl.dataLength()) == 0) {
+            // No data: a descriptor of LENGTH 0 says nothing, whatever its type or subtype. Hosts send an all-zero
+            // SGL1 with Keep Alive, Flush and Property Get/Set; the command's own length check decides, as on TCP
+            // (nvmet_tcp_map_data ignores such a descriptor; nvmeof-protocol.md §1.3).
+            // A keyed 0x4F of LENGTH 0 is not invalidated either: nvmet-rdma returns before it takes the key.
+            r.dataLength(0);
+            return;
+        }
         if (type == SglDescriptor.TYPE_KEYED_DATA_BLOCK) {
             int length = sgl.keyedLength();
             r.dataLength(length);

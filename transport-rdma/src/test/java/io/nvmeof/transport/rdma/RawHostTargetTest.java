@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
+import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.soft.SoftRdmaProvider;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -147,6 +148,27 @@ class RawHostTargetTest {
         send.buffer().put(64, (byte) 0x5C);
         assertEquals(0, status(exchange(4096)));
         assertEquals(0x5C, core.ns.get(3 * 4096));
+    }
+
+    @Test
+    void zeroLengthSglOfEveryTypeIsNoData() throws Exception {
+        // A descriptor of LENGTH 0 means no data whatever its type (third-party hosts send an all-zero SGL1 with
+        // Keep Alive, Flush and Property Get/Set), as on TCP.
+        open(0);
+        int cid = 1;
+        for (int type = 0; type < 16; type++) {
+            for (int subtype : new int[] {0x0, 0x1, 0xA, 0xF}) {
+                SubmissionQueueEntry s = sqe();
+                s.opcode(0x18).cid(cid++);
+                if (type == SglDescriptor.TYPE_KEYED_DATA_BLOCK) {
+                    s.sgl().setKeyed((type << 4) | subtype, 0x1000, 0, 0x77);
+                } else {
+                    s.sgl().set((type << 4) | subtype, 0, 0);
+                }
+                assertEquals(0, status(exchange(0)), "SGL identifier 0x" + Integer.toHexString((type << 4) | subtype));
+            }
+        }
+        assertEquals(0, core.transportStatuses.size());
     }
 
     @Test

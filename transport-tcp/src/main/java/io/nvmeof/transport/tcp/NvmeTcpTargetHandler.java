@@ -374,8 +374,13 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 r.data = dataPool.take(inCapsuleBytes);
                 r.data.buf.setBytes(0, pdu.buffer(), pdu.dataIndex(), inCapsuleBytes);
             }
-        } else if (id == SglDescriptor.ID_TCP_TRANSPORT || id == SglDescriptor.ID_IN_CAPSULE) {
-            // 0x5A: data in C2HData/H2CData PDUs (LENGTH 0: no data). 0x01 with LENGTH 0: no data either.
+        } else if ((sgl.isKeyed() ? sgl.keyedLength() : length) == 0) {
+            // No data: a descriptor of LENGTH 0 says nothing, whatever its type. nvmet ignores it (nvmet_tcp_map_data),
+            // and third-party hosts send an all-zero SGL1 (type 0h, length 0) with Keep Alive, Flush and Property
+            // Get/Set; the command's own length check decides (nvmeof-protocol.md §1.3).
+            r.dataLength(0);
+        } else if (id == SglDescriptor.ID_TCP_TRANSPORT) {
+            // 0x5A: data in C2HData/H2CData PDUs.
             if (length > MAX_TRANSFER_LENGTH) {
                 r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
             }

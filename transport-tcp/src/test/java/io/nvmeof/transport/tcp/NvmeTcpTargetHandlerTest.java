@@ -373,6 +373,30 @@ class NvmeTcpTargetHandlerTest {
     }
 
     @Test
+    void zeroLengthSglOfEveryTypeIsNoData() {
+        // Third-party hosts send Keep Alive, Flush and Property Get/Set with an all-zero SGL1 (type 0h, length 0);
+        // nvmet ignores a descriptor of LENGTH 0 whatever its type (nvmet_tcp_map_data). Every type, every subtype.
+        TargetHarness h = connected(0, 0, 0);
+        int cid = 100;
+        for (int type = 0; type < 16; type++) {
+            for (int subtype : new int[] {0x0, 0x1, 0xA, 0xF}) {
+                int id = (type << 4) | subtype;
+                byte[] sqe = Bytes.sqe(0x18, cid, id, 0); // Keep Alive
+                if (type == 0x4) {
+                    ByteBuffer.wrap(sqe).put(35, (byte) 0x7F); // a keyed descriptor's KEY may be anything
+                }
+                h.feed(Bytes.capsule(sqe, null, false, false));
+                List<byte[]> pdus = h.drainPdus();
+                assertEquals(1, pdus.size());
+                assertCapsuleResp(pdus.get(0), cid, 0, false);
+                cid++;
+            }
+        }
+        assertTrue(h.channel.isOpen());
+        h.assertClean();
+    }
+
+    @Test
     void ioQueueInCapsuleLimitIsThePortSetting() {
         TargetHarness h = connected(1, 0, 0);
         h.feed(Bytes.capsule(Bytes.sqe(0x01, 20, 0x01, 16384), Bytes.pattern(16384, 1), false, false));
