@@ -56,6 +56,9 @@ final class FeatureValues {
 
     /** Whether {@code fid} is one of this class's features. */
     static boolean handles(FeatureId fid) {
+        if (fid == null) {
+            return false; // an identifier FeatureId does not name (found by the differential harness)
+        }
         switch (fid) {
             case ARBITRATION:
             case POWER_MANAGEMENT:

@@ -166,4 +166,13 @@ class FeaturesTest {
             }
         }
     }
+
+    @Test
+    void getFeaturesOfAnIdentifierNobodyDefinesIsInvalidField() {
+        // Was Internal Error (a NullPointerException in FeatureValues.handles), found by conformance/'s harness.
+        host.bringUp(TestTargets.NQN, 1);
+        for (int fid : new int[] {0x00, 0x0c, 0x57, 0xbf, 0xff}) {
+            assertEquals(Status.dnr(Status.INVALID_FIELD), getStatus(fid, 0, 0), "FID " + Integer.toHexString(fid));
+        }
+    }
 }
