@@ -17,12 +17,13 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Persistence of a file-backed namespace across a crash: a real daemon process ({@link EmbeddedTarget}) with {@code
- * --namespace size=64M,file=F} takes writes from our initiator over NVMe/TCP (32 in flight, no Flush, no FUA), is
+ * --namespace size=64M,file=F} takes writes from our initiator over NVMe/TCP or NVMe/RDMA (32 in flight, no Flush, no FUA), is
  * killed with SIGKILL ({@code Process.destroyForcibly}) as soon as the last write is acknowledged, starts again on the
  * same file, and every acknowledged write reads back (and unwritten blocks read as zeroes). Then more writes, a clean
  * stop (SIGTERM), a third start, and everything is verified again.
@@ -45,9 +46,9 @@ class FileNamespaceCrashTest {
         }
     }
 
-    private EmbeddedTarget start(Path file) throws Exception {
+    private EmbeddedTarget start(String transport, Path file) throws Exception {
         return EmbeddedTarget.start(
-                "tcp", 16L << 20, List.of("--namespace", "size=" + SIZE + ",bs=" + BS + ",file=" + file));
+                transport, 16L << 20, List.of("--namespace", "size=" + SIZE + ",bs=" + BS + ",file=" + file));
     }
 
     /**
@@ -112,10 +113,12 @@ class FileNamespaceCrashTest {
         }
     }
 
-    @Test
-    void acknowledgedWritesSurviveKillNineAndACleanStop() throws Exception {
+    /** Over NVMe/TCP, and over NVMe/RDMA (software RNIC here: namespace chunks are registered memory regions). */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "rdma"})
+    void acknowledgedWritesSurviveKillNineAndACleanStop(String transport) throws Exception {
         Path file = dir.resolve("ns2.img");
-        EmbeddedTarget t = start(file);
+        EmbeddedTarget t = start(transport, file);
         try (Controller c = Nvme.connect(t.uri())) {
             writeSome(c.namespace(NSID), 1, 3000);
             writeSome(c.namespace(NSID), 2, 1000); // overwrites some
@@ -130,7 +133,7 @@ class FileNamespaceCrashTest {
         assertFalse(t.isAlive());
         assertEquals(SIZE, Files.size(file));
 
-        t = start(file);
+        t = start(transport, file);
         try (Controller c = Nvme.connect(t.uri())) {
             Namespace ns = c.namespace(NSID);
             assertEquals(SIZE, ns.sizeBytes());
@@ -140,7 +143,7 @@ class FileNamespaceCrashTest {
             t.close(); // SIGTERM: a clean stop
         }
 
-        t = start(file);
+        t = start(transport, file);
         try (Controller c = Nvme.connect(t.uri())) {
             verifyAll(c.namespace(NSID));
         } finally {
