@@ -81,7 +81,9 @@ final class IdentifyPages {
         b.put(26, (byte) 0); // FLBAS: format 0, no metadata
         b.put(30, (byte) 1); // NMIC: may be shared (CMIC bit 1)
         b.put(31, (byte) ControllerProfile.RESCAP); // RESCAP (NVMe Base 2.0 §8.19)
-        b.put(33, (byte) 0x09); // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3)
+        // DLFEAT: deallocated reads zero (001b), Write Zeroes DEAC (bit 3); for a file-backed namespace, whose
+        // deallocate keeps the data, the value read is not reported (000b).
+        b.put(33, (byte) (ns.deallocates() ? 0x09 : 0x08));
         b.putShort(74, (short) NvmCopy.MSSRL); // MSSRL, blocks
         b.putInt(76, NvmCopy.MCL); // MCL, blocks
         b.put(80, (byte) NvmCopy.MSRC); // MSRC, 0's based

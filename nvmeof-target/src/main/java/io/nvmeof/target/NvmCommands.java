@@ -24,6 +24,8 @@ final class NvmCommands {
     private static final int WRITE_ZEROES_DEAC = 1 << 25;
 
     private static final int DSM_AD = 1 << 2;
+    /** Write and Write Zeroes CDW12 bit 30: FUA, force unit access (nvmeof-protocol.md §4.2). */
+    private static final int FUA = 1 << 30;
     /** A DSM range is 16 bytes: context attributes, NLB (a count) at 4, SLBA at 8 (nvmeof-protocol.md §4.5). */
     private static final int DSM_RANGE = 16;
 
@@ -95,7 +97,10 @@ final class NvmCommands {
         int nsid = c.nsid();
         RamNamespace ns = session.subsystem().namespace(nsid);
         if (ns == null) {
-            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM.
+            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM; file-backed ones are forced.
+            if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF && flushFiles(request)) {
+                return;
+            }
             session.complete(
                     request,
                     opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF
@@ -175,6 +180,11 @@ final class NvmCommands {
                 return;
             }
             case FLUSH:
+                if (ns.persistent()) {
+                    // A file: completes once every write completed before it is on the device (msync).
+                    NamespaceFlusher.forceThenComplete(session, request, ns, 0, -1, Status.SUCCESS);
+                    return;
+                }
                 session.complete(request, Status.SUCCESS); // RAM: written data is already where reads find it
                 return;
             case WRITE_ZEROES: {
@@ -190,6 +200,11 @@ final class NvmCommands {
                     int shift = ns.blockShift();
                     ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
                     endWrite();
+                    if ((c.cdw12() & FUA) != 0 && ns.persistent()) {
+                        NamespaceFlusher.forceThenComplete(
+                                session, request, ns, c.slba() << shift, (long) (c.nlb() + 1) << shift, status);
+                        return;
+                    }
                 }
                 session.complete(request, status);
                 return;
@@ -327,7 +342,7 @@ final class NvmCommands {
         if (request.directDataPlacement()) {
             endWrite(); // begun before placeWrite
             ns.wrote(request.dataLength()); // already in namespace memory (placeWrite)
-            session.complete(request, Status.SUCCESS);
+            completeWrite(request, c, ns, Status.SUCCESS);
             return;
         }
         if (!beginWrite(() -> writeData(request, c))) {
@@ -335,7 +350,32 @@ final class NvmCommands {
         }
         int status = ns.write(request.data(), 0, c.slba() << ns.blockShift(), request.dataLength());
         endWrite();
+        completeWrite(request, c, ns, status);
+    }
+
+    /** A write is in namespace memory: completes it, after forcing it to the file first if it has FUA. */
+    private void completeWrite(TargetRequest request, SubmissionQueueEntry c, RamNamespace ns, int status) {
+        if (status == Status.SUCCESS && (c.cdw12() & FUA) != 0 && ns.persistent()) {
+            NamespaceFlusher.forceThenComplete(
+                    session, request, ns, c.slba() << ns.blockShift(), request.dataLength(), status);
+            return;
+        }
         session.complete(request, status);
+    }
+
+    /** Flush of every namespace: forces the subsystem's file-backed ones; false if it has none (nothing to wait for). */
+    private boolean flushFiles(TargetRequest request) {
+        java.util.List<RamNamespace> files = new java.util.ArrayList<>();
+        for (RamNamespace n : session.subsystem().namespaces()) {
+            if (n.persistent()) {
+                files.add(n);
+            }
+        }
+        if (files.isEmpty()) {
+            return false;
+        }
+        NamespaceFlusher.forceThenComplete(session, request, files, 0, -1, Status.SUCCESS);
+        return true;
     }
 
     /** The data of a command failed to arrive (status non-zero): completes it, and its fused partner if any. */
@@ -391,6 +431,11 @@ final class NvmCommands {
                 session.complete(request, Status.dnr(Status.LBA_OUT_OF_RANGE));
                 return;
             }
+        }
+        if (!ns.deallocates()) {
+            // A file-backed namespace keeps its blocks (deallocate is advisory; see RamNamespace.deallocates).
+            session.complete(request, Status.SUCCESS);
+            return;
         }
         if (!beginWrite(() -> dsmData(request, c))) {
             return;

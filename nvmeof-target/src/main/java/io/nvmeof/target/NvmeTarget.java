@@ -345,6 +345,10 @@ public final class NvmeTarget implements AutoCloseable {
             throw new IllegalArgumentException("no free NSID left in " + s.nqn());
         }
         UUID uuid = nc.uuid() != null ? nc.uuid() : RamNamespace.derivedUuid(s.nqn(), nsid);
+        if (nc.file() != null) { // kept in a memory-mapped file (RamNamespace.fileBacked)
+            return RamNamespace.fileBacked(
+                    nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, nc.file());
+        }
         return new RamNamespace(nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory);
     }
 

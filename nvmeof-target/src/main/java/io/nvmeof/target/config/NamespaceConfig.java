@@ -1,9 +1,10 @@
 package io.nvmeof.target.config;
 
+import java.nio.file.Path;
 import java.util.UUID;
 
 /**
- * One RAM-backed namespace.
+ * One namespace: in RAM, or with {@code file} in a memory-mapped file that keeps its data across restarts.
  *
  * @param nsid      namespace ID, 1..1024 (0: the next free one in its subsystem)
  * @param sizeBytes capacity in bytes, a positive multiple of the block size
@@ -12,8 +13,11 @@ import java.util.UUID;
  *                  stable across restarts and unique across subsystems)
  * @param readOnly  whether writes fail with Namespace is Write Protected
  * @param anaGroup  its ANA group ID (ANAGRPID), 1..{@value #MAX_ANA_GROUP} (0: group 1)
+ * @param file      the file that holds the namespace (created sparse at {@code sizeBytes} if missing; an existing file
+ *                  must have exactly that size), or null for RAM only
  */
-public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup) {
+public record NamespaceConfig(
+        int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup, Path file) {
     public static final int MAX_NSID = 1024;
     /** ANAGRPMAX: the highest ANA group ID, as nvmet. */
     public static final int MAX_ANA_GROUP = 128;
@@ -37,6 +41,11 @@ public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid
         }
     }
 
+    /** A RAM namespace. */
+    public NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup) {
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, null);
+    }
+
     /** A namespace in ANA group 1. */
     public NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly) {
         this(nsid, sizeBytes, blockSize, uuid, readOnly, 0);
@@ -47,11 +56,16 @@ public record NamespaceConfig(int nsid, long sizeBytes, int blockSize, UUID uuid
     }
 
     public NamespaceConfig withNsid(int newNsid) {
-        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly, anaGroup);
+        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file);
     }
 
     /** This namespace in ANA group {@code group}. */
     public NamespaceConfig withAnaGroup(int group) {
-        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group);
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group, file);
+    }
+
+    /** This namespace kept in {@code path} (null: in RAM only). */
+    public NamespaceConfig withFile(Path path) {
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, path);
     }
 }

@@ -79,7 +79,8 @@ public final class ConfigFile {
             @JsonProperty("blockSize") Integer blockSize,
             @JsonProperty("uuid") String uuid,
             @JsonProperty("readOnly") Boolean readOnly,
-            @JsonProperty("anaGroup") Integer anaGroup) {}
+            @JsonProperty("anaGroup") Integer anaGroup,
+            @JsonProperty("file") String file) {}
 
     /**
      * Reads and checks a configuration file.
@@ -228,7 +229,8 @@ public final class ConfigFile {
                     n.blockSize() == null ? 4096 : n.blockSize(),
                     uuid,
                     n.readOnly() != null && n.readOnly(),
-                    n.anaGroup() == null ? 0 : checkedAnaGroup(n.anaGroup()));
+                    n.anaGroup() == null ? 0 : checkedAnaGroup(n.anaGroup()),
+                    n.file() == null ? null : Path.of(n.file()));
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage());
         }

@@ -2,10 +2,13 @@ package io.nvmeof.target.daemon;
 
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.UUID;
 
-/** Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro][,ana-group=G]} option. */
+/**
+ * Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro][,ana-group=G][,file=PATH]} option.
+ */
 final class NamespaceSpec {
     private NamespaceSpec() {}
 
@@ -16,6 +19,7 @@ final class NamespaceSpec {
         UUID uuid = null;
         boolean readOnly = false;
         int anaGroup = 0;
+        Path file = null;
         for (String part : spec.split(",")) {
             String p = part.trim();
             if (p.isEmpty()) {
@@ -53,19 +57,22 @@ final class NamespaceSpec {
                                 "ana-group is 1.." + NamespaceConfig.MAX_ANA_GROUP + ": " + anaGroup);
                     }
                     break;
+                case "file":
+                    file = Path.of(require(key, value));
+                    break;
                 case "ro":
                 case "read-only":
                     readOnly = true;
                     break;
                 default:
                     throw new IllegalArgumentException("unknown namespace setting '" + key
-                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro,ana-group=G)");
+                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro,ana-group=G,file=PATH)");
             }
         }
         if (size == null) {
             throw new IllegalArgumentException("--namespace needs size=..., e.g. --namespace size=1G");
         }
-        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly, anaGroup);
+        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly, anaGroup, file);
     }
 
     private static String require(String key, String value) {

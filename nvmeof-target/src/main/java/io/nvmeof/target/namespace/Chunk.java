@@ -31,6 +31,9 @@ final class Chunk extends ChunkMemory.Registered {
     /**
      * A new chunk with two references: the table's and the caller's. The memory observers are told about it here,
      * before it can be published, so no transport sees it unregistered.
+     *
+     * @param budget the budget its bytes were reserved from, or null for a slice of a file mapping ({@link
+     *               MappedFile}): that memory is the file's page cache, not freed here and not counted as RAM
      */
     Chunk(ByteBuffer buffer, MemoryBudget budget, ChunkMemory memory) {
         super(buffer.order(ByteOrder.LITTLE_ENDIAN));
@@ -60,8 +63,10 @@ final class Chunk extends ChunkMemory.Registered {
         if (r == 0) {
             int bytes = buffer.capacity();
             memory.freeing(this); // observers let go (e.g. deregister the memory region) before the memory goes
-            NativeMemory.free(buffer);
-            budget.release(bytes);
+            if (budget != null) {
+                NativeMemory.free(buffer);
+                budget.release(bytes);
+            }
         } else if (r < 0) {
             // A release too many is a bug in the caller; the memory was freed already, so only say so.
             throw new IllegalStateException("namespace chunk released more often than retained");

@@ -11,13 +11,19 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A namespace whose blocks live in off-heap RAM allocated only where written (nvmeof-protocol.md §3.2.2, §4).
+ * A namespace whose blocks live in off-heap RAM allocated only where written (nvmeof-protocol.md §3.2.2, §4), or,
+ * when created with {@link #fileBacked}, in a memory-mapped file ({@link MappedFile}) that keeps them across restarts.
  *
  * <p>The capacity is cut into {@link #CHUNK_SIZE} chunks found through a two-level table: a top array of leaves, each
  * leaf an array of {@link #LEAF_SIZE} chunk slots, both created lazily and published by compare-and-set. A 1 TiB
  * namespace therefore costs one 16 KiB top array at creation and memory only for the chunks written. Queues on
  * different threads use the table without a lock; chunk lifetime is handled by reference counts ({@link Chunk}).
  * Unwritten blocks read as zeroes from one shared read-only zero buffer.
+ *
+ * <p>A file-backed namespace uses the same table: its chunks are slices of the file's shared mapping, created on first
+ * use by a read or a write (a read must see what an earlier run wrote), never freed before the namespace, and not
+ * counted in the {@link MemoryBudget} (the page cache is the kernel's to write back and reclaim). Deallocation does
+ * not free them (see {@link #zero}); {@link #force} makes a range durable.
  *
  * <p>Nothing on the I/O methods allocates except the first write into a chunk (its memory) or into a leaf's 512 MiB
  * range (the leaf array). They return NVMe status values instead of throwing.
@@ -54,6 +60,8 @@ public final class RamNamespace {
     private final int chunkCount;
     private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
     private volatile boolean closed;
+    /** The file behind the namespace, or null in RAM. */
+    private final MappedFile file;
 
     // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
     private final LongAdder readCommands = new LongAdder();
@@ -80,17 +88,40 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
-        if (blockSize != 512 && blockSize != 4096) {
-            throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
-        }
-        if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
-            throw new IllegalArgumentException(
-                    "namespace size must be a positive multiple of " + blockSize + ": " + sizeBytes);
-        }
-        if (sizeBytes > MAX_SIZE_BYTES) {
-            throw new IllegalArgumentException(
-                    "a RAM namespace has at most " + MAX_SIZE_BYTES + " bytes: " + sizeBytes);
-        }
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null);
+    }
+
+    /**
+     * A namespace kept in the file {@code path}: created sparse at {@code sizeBytes} if missing, used as it is if it
+     * has exactly that size (nothing is read or mapped until used, so opening is instant at any size).
+     *
+     * @throws IllegalArgumentException if the file has another size or cannot be opened (the message says which)
+     */
+    public static RamNamespace fileBacked(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory,
+            java.nio.file.Path path) {
+        checkGeometry(sizeBytes, blockSize);
+        return new RamNamespace(
+                nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, MappedFile.open(path, sizeBytes));
+    }
+
+    private RamNamespace(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory,
+            MappedFile file) {
+        checkGeometry(sizeBytes, blockSize);
+        this.file = file;
         this.nsid = nsid;
         this.blockSize = blockSize;
         this.blockShift = Integer.numberOfTrailingZeros(blockSize);
@@ -104,6 +135,19 @@ public final class RamNamespace {
         this.zeroRelease = memory.zeroRelease();
         this.chunkCount = (int) ((sizeBytes + CHUNK_MASK) >>> CHUNK_SHIFT);
         this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
+    }
+
+    private static void checkGeometry(long sizeBytes, int blockSize) {
+        if (blockSize != 512 && blockSize != 4096) {
+            throw new IllegalArgumentException("block size must be 512 or 4096: " + blockSize);
+        }
+        if (sizeBytes <= 0 || sizeBytes % blockSize != 0) {
+            throw new IllegalArgumentException(
+                    "namespace size must be a positive multiple of " + blockSize + ": " + sizeBytes);
+        }
+        if (sizeBytes > MAX_SIZE_BYTES) {
+            throw new IllegalArgumentException("a namespace has at most " + MAX_SIZE_BYTES + " bytes: " + sizeBytes);
+        }
     }
 
     /** The name-based (version 3) UUID for a namespace without a configured one: stable and unique per subsystem and NSID. */
@@ -256,13 +300,17 @@ public final class RamNamespace {
      * deallocate, §4.5). With {@code deallocate}, chunks covered whole are freed (their memory goes back to the budget)
      * and partly covered ones are zeroed in place; without it, existing chunks are zeroed in place. Unwritten chunks
      * already read as zero, so this never allocates.
+     *
+     * <p>A file-backed namespace writes the zeroes into the file through its mapping, deallocate or not: the JDK cannot
+     * punch holes ({@code fallocate(PUNCH_HOLE)}), so the file keeps its blocks. (Dataset Management deallocate, which
+     * may cover the whole namespace, does not come here for a file: see {@link #deallocates()}.)
      */
     public void zero(long offset, long length, boolean deallocate) {
         while (length > 0) {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = (int) Math.min(length, CHUNK_SIZE - within);
-            if (deallocate && within == 0 && n == chunkBytes(index)) {
+            if (deallocate && file == null && within == 0 && n == chunkBytes(index)) {
                 deallocate(index);
             } else {
                 Chunk c = acquire(index);
@@ -282,6 +330,9 @@ public final class RamNamespace {
     /** Frees every chunk (namespace removed or target closed); reads still held by transports keep their chunks alive. */
     public void free() {
         closed = true;
+        if (file != null) {
+            file.close(); // forces everything written, then closes; chunks keep their mappings while held
+        }
         for (int l = 0; l < leaves.length(); l++) {
             AtomicReferenceArray<Chunk> leaf = leaves.get(l);
             if (leaf == null) {
@@ -303,8 +354,11 @@ public final class RamNamespace {
         return leaf == null ? null : leaf.get(index & LEAF_MASK);
     }
 
-    /** The chunk at {@code index}, retained, or null if that range is unwritten. */
+    /** The chunk at {@code index}, retained, or null if that range is unwritten (never null for a file). */
     Chunk acquire(int index) {
+        if (file != null) {
+            return acquireForWrite(index); // a file's chunk always exists: it is created on first use
+        }
         while (true) {
             Chunk c = slot(index);
             if (c == null || c.tryRetain()) {
@@ -317,9 +371,12 @@ public final class RamNamespace {
     /** The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent. */
     private Chunk acquireForWrite(int index) {
         while (true) {
-            Chunk c = acquire(index);
+            Chunk c = slot(index);
             if (c != null) {
-                return c;
+                if (c.tryRetain()) {
+                    return c;
+                }
+                continue; // c is being freed: deallocation cleared the slot before dropping its reference
             }
             int li = index >>> LEAF_SHIFT;
             AtomicReferenceArray<Chunk> leaf = leaves.get(li);
@@ -330,17 +387,21 @@ public final class RamNamespace {
                 }
             }
             int bytes = chunkBytes(index);
-            if (!budget.tryReserve(bytes)) {
-                return null;
-            }
             Chunk fresh;
-            try {
-                fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
-            } catch (OutOfMemoryError e) {
-                // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
-                budget.release(bytes);
-                budget.refused(bytes);
+            if (file != null) {
+                fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+            } else if (!budget.tryReserve(bytes)) {
                 return null;
+            } else {
+                try {
+                    fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
+                } catch (OutOfMemoryError e) {
+                    // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the
+                    // budget.
+                    budget.release(bytes);
+                    budget.refused(bytes);
+                    return null;
+                }
             }
             if (leaf.compareAndSet(index & LEAF_MASK, null, fresh)) {
                 if (closed && leaf.compareAndSet(index & LEAF_MASK, fresh, null)) {
@@ -349,6 +410,7 @@ public final class RamNamespace {
                 return fresh;
             }
             // Another queue allocated this chunk first: free ours (both references) and use theirs.
+            // (A file chunk's release frees nothing but its registrations.)
             fresh.release();
             fresh.release();
         }
@@ -435,8 +497,47 @@ public final class RamNamespace {
         return readOnly;
     }
 
-    /** Bytes of RAM this namespace holds now (chunks written and not deallocated). */
+    /** The file the namespace lives in, or null for a RAM namespace. */
+    public java.nio.file.Path file() {
+        return file == null ? null : file.path();
+    }
+
+    /**
+     * Whether Dataset Management deallocate frees blocks (and deallocated blocks read as zeroes, DLFEAT 001b): true in
+     * RAM. A file-backed namespace cannot punch holes from Java, and writing zeroes instead would fill the sparse file
+     * when a host discards a whole device (mkfs does), so there deallocate is the advisory no-op the NVM Command Set
+     * allows (the AD attribute says the controller "may" deallocate: NVM Command Set 1.0c, Dataset Management) and Identify Namespace reports the value read as not reported (000b).
+     */
+    public boolean deallocates() {
+        return file == null;
+    }
+
+    /**
+     * Makes {@code length} bytes at byte {@code offset} durable ({@code msync}; Flush of everything with {@code length}
+     * &lt; 0) and waits. Nothing to do in RAM. Blocks the calling thread for the device's write time: queue threads
+     * hand it to a flusher ({@code NamespaceFlusher}).
+     */
+    public void force(long offset, long length) {
+        if (file == null) {
+            return;
+        }
+        if (length < 0) {
+            file.forceAll();
+        } else {
+            file.force(offset, length);
+        }
+    }
+
+    /** Whether {@link #force} has anything to do (the namespace is in a file). */
+    public boolean persistent() {
+        return file != null;
+    }
+
+    /** Bytes of RAM this namespace holds now (chunks written and not deallocated; 0 for a file-backed namespace). */
     public long allocatedBytes() {
+        if (file != null) {
+            return 0;
+        }
         long total = 0;
         for (int l = 0; l < leaves.length(); l++) {
             AtomicReferenceArray<Chunk> leaf = leaves.get(l);

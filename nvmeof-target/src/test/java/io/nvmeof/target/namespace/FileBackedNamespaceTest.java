@@ -1,0 +1,144 @@
+package io.nvmeof.target.namespace;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.nvmeof.core.command.Status;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Random;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A namespace in a memory-mapped file: sparse creation, data across close and reopen, zeroing, size checks. */
+class FileBackedNamespaceTest {
+    private static final int BS = 4096;
+    private static final int CHUNK = RamNamespace.CHUNK_SIZE;
+
+    @TempDir
+    Path dir;
+
+    private final MemoryBudget budget = new MemoryBudget(1L << 20);
+    private final ChunkMemory memory = new ChunkMemory();
+
+    private RamNamespace open(Path file, long size) {
+        return RamNamespace.fileBacked(1, size, BS, UUID.randomUUID(), false, budget, memory, file);
+    }
+
+    private static ByteBuffer random(int length, long seed) {
+        byte[] b = new byte[length];
+        new Random(seed).nextBytes(b);
+        return ByteBuffer.wrap(b);
+    }
+
+    private static byte[] read(RamNamespace ns, long offset, int length) {
+        ByteBuffer out = ByteBuffer.allocate(length);
+        ns.readInto(out, 0, offset, length);
+        return out.array();
+    }
+
+    @Test
+    void writesSurviveCloseAndReopenAndUseNoBudget() throws Exception {
+        Path file = dir.resolve("ns1.img");
+        long size = 8L * CHUNK * 1024; // 1 GiB: more chunks than the 1 MiB budget could hold
+        RamNamespace ns = open(file, size);
+        assertTrue(Files.exists(file));
+        assertEquals(size, Files.size(file));
+        // across a chunk boundary, at the far end and in the second half of the file
+        ByteBuffer a = random(3 * BS, 1);
+        ByteBuffer b = random(BS, 2);
+        ByteBuffer c = random(2 * CHUNK, 3);
+        assertEquals(Status.SUCCESS, ns.write(a, 0, CHUNK - BS, 3 * BS));
+        assertEquals(Status.SUCCESS, ns.write(b, 0, size - BS, BS));
+        assertEquals(Status.SUCCESS, ns.write(c, 0, size / 2, 2 * CHUNK));
+        assertEquals(0, budget.used(), "file pages are not counted as RAM");
+        assertEquals(0, ns.allocatedBytes());
+        ns.free();
+
+        RamNamespace again = open(file, size);
+        assertArrayEquals(a.array(), read(again, CHUNK - BS, 3 * BS));
+        assertArrayEquals(b.array(), read(again, size - BS, BS));
+        assertArrayEquals(c.array(), read(again, size / 2, 2 * CHUNK));
+        assertArrayEquals(new byte[BS], read(again, 5L * CHUNK, BS), "never written: zeroes");
+        assertEquals(Status.SUCCESS, again.compare(ByteBuffer.wrap(b.array()), 0, size - BS, BS));
+        again.free();
+        assertEquals(0, budget.used());
+    }
+
+    @Test
+    void aNewFileIsSparseAndOpensAtOnceAtOneTebibyte() throws Exception {
+        Path file = dir.resolve("big.img");
+        long size = 1L << 40;
+        long start = System.nanoTime();
+        RamNamespace ns = open(file, size);
+        ns.free();
+        RamNamespace again = open(file, size); // reopening an existing 1 TiB file
+        long millis = (System.nanoTime() - start) / 1_000_000;
+        assertEquals(size, Files.size(file));
+        // stat(1): the JDK does not expose st_blocks
+        Process stat = new ProcessBuilder("stat", "-c", "%b", file.toString()).start();
+        long allocated = Long.parseLong(new String(stat.getInputStream().readAllBytes()).trim());
+        assertEquals(0, stat.waitFor());
+        assertTrue(allocated * 512 < (1L << 20), "sparse: " + allocated + " 512-byte blocks allocated");
+        assertEquals(Status.SUCCESS, again.write(random(BS, 4), 0, size - BS, BS));
+        again.free();
+        // Not a speed assertion (the machine is shared): a generous bound that only a pre-touching open would miss.
+        assertTrue(millis < 10_000, "opening took " + millis + " ms");
+    }
+
+    @Test
+    void writeZeroesZeroesInTheFileAndDeallocateIsAdvisory() {
+        Path file = dir.resolve("z.img");
+        RamNamespace ns = open(file, 4L * CHUNK);
+        assertFalse(ns.deallocates());
+        assertTrue(ns.persistent());
+        ns.write(random(4 * CHUNK, 5), 0, 0, 4 * CHUNK);
+        ns.zero(CHUNK, CHUNK, true); // a whole chunk, DEAC: zeroed in place, the chunk stays
+        ns.zero(3L * CHUNK + BS, BS, false);
+        ns.free();
+        RamNamespace again = open(file, 4L * CHUNK);
+        byte[] all = read(again, 0, 4 * CHUNK);
+        byte[] expected = random(4 * CHUNK, 5).array();
+        java.util.Arrays.fill(expected, CHUNK, 2 * CHUNK, (byte) 0);
+        java.util.Arrays.fill(expected, 3 * CHUNK + BS, 3 * CHUNK + 2 * BS, (byte) 0);
+        assertArrayEquals(expected, all);
+        again.force(0, -1);
+        again.force(BS, BS);
+        again.free();
+    }
+
+    @Test
+    void aSizeMismatchIsAClearErrorAndChangesNothing() throws Exception {
+        Path file = dir.resolve("m.img");
+        open(file, 2L * CHUNK).free();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> open(file, 4L * CHUNK));
+        assertTrue(e.getMessage().contains("has " + 2L * CHUNK + " bytes"), e.getMessage());
+        assertTrue(e.getMessage().contains("size=" + 2L * CHUNK), e.getMessage());
+        assertEquals(2L * CHUNK, Files.size(file), "not resized");
+        Path notAFile = Files.createDirectory(dir.resolve("d"));
+        IllegalArgumentException d = assertThrows(IllegalArgumentException.class, () -> open(notAFile, CHUNK));
+        assertTrue(d.getMessage().contains(notAFile.toString()), d.getMessage());
+        IllegalArgumentException missingDir =
+                assertThrows(IllegalArgumentException.class, () -> open(dir.resolve("no/such/dir.img"), CHUNK));
+        assertTrue(missingDir.getMessage().contains("cannot open"), missingDir.getMessage());
+    }
+
+    @Test
+    void readsOfAFileNamespaceHandOutMappedChunksWithoutCopy() {
+        Path file = dir.resolve("r.img");
+        RamNamespace ns = open(file, 2L * CHUNK);
+        ns.write(random(BS, 6), 0, BS, BS);
+        Chunk c = ns.acquire(0);
+        assertTrue(c.buffer.isDirect());
+        assertEquals(CHUNK, c.capacity());
+        assertEquals(2, memory.liveCount(), "the chunk and the zero buffer are known to the memory observers");
+        c.release();
+        ns.free();
+        assertEquals(1, memory.liveCount(), "freeing the namespace lets observers go of its chunks");
+    }
+}
