@@ -179,6 +179,7 @@ final class AsyncEvents {
                                     ? EVENT_NAMESPACE_CHANGED
                                     : event == PENDING_ANA ? EVENT_ANA_CHANGED : EVENT_DISCOVERY_CHANGED);
             admin.complete(aer, Status.SUCCESS);
+            controller.aenSent();
         }
     }
 }
