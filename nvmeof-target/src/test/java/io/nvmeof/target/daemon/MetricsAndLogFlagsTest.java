@@ -96,6 +96,36 @@ class MetricsAndLogFlagsTest {
     }
 
     @Test
+    void logFormatJsonFormatsTheConsoleHandler() throws Exception {
+        java.util.logging.Handler[] handlers =
+                java.util.logging.Logger.getLogger("").getHandlers();
+        java.util.logging.Formatter[] before = new java.util.logging.Formatter[handlers.length];
+        for (int i = 0; i < handlers.length; i++) {
+            before[i] = handlers[i].getFormatter();
+        }
+        try {
+            TargetDaemon d = new TargetDaemon();
+            CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(
+                    () -> run(d, "--listen", "tcp://127.0.0.1:0", "--namespace", "size=1M", "--log-format", "json"));
+            assertTimeoutPreemptively(Duration.ofSeconds(20), () -> {
+                while (!out.toString().contains("ready")) {
+                    Thread.sleep(20);
+                }
+            });
+            assertTrue(handlers.length > 0);
+            for (java.util.logging.Handler h : handlers) {
+                assertTrue(h.getFormatter() instanceof JsonLogFormatter, String.valueOf(h.getFormatter()));
+            }
+            d.stop();
+            assertEquals(0, exit.get(20, TimeUnit.SECONDS));
+        } finally {
+            for (int i = 0; i < handlers.length; i++) {
+                handlers[i].setFormatter(before[i]);
+            }
+        }
+    }
+
+    @Test
     void metricsAddressForms() {
         assertEquals(new MetricsAddress("127.0.0.1", 9464), MetricsAddress.parse("9464"));
         assertEquals(new MetricsAddress("::1", 9464), MetricsAddress.parse("[::1]:9464"));
