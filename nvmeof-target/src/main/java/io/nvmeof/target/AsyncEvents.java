@@ -201,6 +201,7 @@ final class AsyncEvents {
                                                     ? EVENT_RESERVATION_LOG
                                                     : EVENT_DISCOVERY_CHANGED);
             admin.complete(aer, Status.SUCCESS);
+            controller.aenSent();
         }
     }
 }

@@ -114,6 +114,11 @@ public final class Controller {
 
     // ---- facts (any thread) ----
 
+    /** An asynchronous event notification went to the host (AsyncEvents): counted for the metrics. */
+    void aenSent() {
+        target.statsRegistry().aenSent(subsystem);
+    }
+
     public int cntlid() {
         return cntlid;
     }
@@ -243,6 +248,7 @@ public final class Controller {
                     Level.WARNING,
                     "keep-alive timeout: no Keep Alive for " + katoMillis + " ms on controller " + cntlid + " of "
                             + subsystem.nqn() + " (host " + hostNqn + ", " + remoteAddress() + "); tearing it down");
+            target.statsRegistry().keepAliveExpired(subsystem);
             teardown("keep-alive timeout", true);
             return;
         }

@@ -17,6 +17,7 @@ import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.namespace.ChunkMemory;
 import io.nvmeof.target.namespace.MemoryBudget;
 import io.nvmeof.target.namespace.RamNamespace;
+import io.nvmeof.target.stats.TargetStats;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -60,6 +61,8 @@ public final class NvmeTarget implements AutoCloseable {
     private final CopyOnWriteArrayList<TargetListener> listeners = new CopyOnWriteArrayList<>();
     /** GENCTR of the discovery log: bumped whenever what it lists changes (nvmeof-protocol.md §3.3). */
     private final AtomicLong discoveryGeneration = new AtomicLong(1);
+    /** Metrics: every queue's counters and the admin-path events (StatsRegistry). */
+    private final StatsRegistry stats = new StatsRegistry();
 
     private final ScheduledThreadPoolExecutor scheduler;
     private final QueueAcceptor acceptor = this::accept;
@@ -217,6 +220,7 @@ public final class NvmeTarget implements AutoCloseable {
 
     private QueueHandler accept(QueueChannel channel) {
         QueueSession session = new QueueSession(this, channel);
+        stats.connectionAccepted();
         if (closed) {
             channel.close();
         }
@@ -429,6 +433,23 @@ public final class NvmeTarget implements AutoCloseable {
             out.addAll(s.controllers());
         }
         return out;
+    }
+
+    // ---- statistics (metrics, nvmf_get_stats) ----
+
+    /**
+     * The target's statistics now: memory against the budget, and per subsystem (the discovery subsystem first),
+     * namespace and connected queue. Cheap enough to call on every scrape; it never slows the I/O path.
+     */
+    public TargetStats stats() {
+        List<Subsystem> all = new ArrayList<>();
+        all.add(discovery);
+        all.addAll(subsystems);
+        return stats.snapshot(all, budget.used(), budget.limit());
+    }
+
+    StatsRegistry statsRegistry() {
+        return stats;
     }
 
     ScheduledExecutorService scheduler() {

@@ -39,6 +39,9 @@ final class QueueSession implements QueueHandler, DataReceiver {
     private final FabricsCommands fabrics;
     private final NvmCommands nvm;
     private final Refusals refusals = new Refusals(this);
+    private final StatsRegistry stats;
+    /** This queue's statistics from Connect to close or Disconnect; null otherwise. */
+    private QueueCounters counters;
 
     private Controller controller;
     private Subsystem subsystem;
@@ -53,6 +56,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     QueueSession(NvmeTarget target, QueueChannel channel) {
         this.channel = channel;
+        this.stats = target.statsRegistry();
         this.fabrics = new FabricsCommands(this, target, channel);
         this.nvm = new NvmCommands(this);
     }
@@ -85,6 +89,9 @@ final class QueueSession implements QueueHandler, DataReceiver {
     @Override
     public void onCommand(TargetRequest request) {
         completed = null;
+        if (counters != null && request.command().opcode() != FabricsCommandType.OPCODE) {
+            counters.arrived();
+        }
         try {
             dispatch(request);
         } catch (RuntimeException e) {
@@ -130,8 +137,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
             }
         }
         nvm.detach();
+        retireCounters();
         controller = null;
         qid = -1;
+    }
+
+    private void retireCounters() {
+        if (counters != null) {
+            stats.retire(counters);
+            counters = null;
+        }
     }
 
     // ---- dispatch ----
@@ -198,12 +213,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
         if (newQid > 0) {
             nvm.attach(s);
         }
+        retireCounters();
+        counters = new QueueCounters(s, ctrl, newQid);
+        stats.register(counters);
         channel.connected(newQid, newSqsize, noFlowControl);
     }
 
     /** Disconnect: the queue belongs to no controller any more. */
     void unbind() {
         nvm.detach();
+        retireCounters();
         controller = null;
         qid = -1;
     }
@@ -229,6 +248,10 @@ final class QueueSession implements QueueHandler, DataReceiver {
         if (status != Status.SUCCESS && controller != null) {
             controller.recordError(
                     qid, request.command().cid(), status, request.command().nsid());
+        }
+        SubmissionQueueEntry c = request.command();
+        if (counters != null && c.opcode() != FabricsCommandType.OPCODE) {
+            counters.completed(c.opcode(), c.nsid(), status, request.dataLength(), request.arrivalNanos());
         }
         completed = request;
         request.complete();

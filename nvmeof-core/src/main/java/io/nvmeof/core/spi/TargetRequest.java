@@ -65,6 +65,14 @@ public interface TargetRequest {
     void addData(ByteBuffer source, int offset, int length, DataRelease release);
 
     /**
+     * {@link System#nanoTime()} when the command's capsule arrived, for the target's latency statistics; 0 if the
+     * transport does not record it (then no latency is recorded for the command).
+     */
+    default long arrivalNanos() {
+        return 0;
+    }
+
+    /**
      * Whether the host-to-controller data of this command can be placed straight into memory the core names with
      * {@link #addDestination} (RDMA: an RDMA Read into registered namespace memory), instead of arriving in
      * {@link #data()} to be copied. The answer is the same for the whole life of the command, so the core may ask again

@@ -47,6 +47,7 @@ public abstract class TargetRequestBase implements TargetRequest {
 
     private State state = State.FREE;
     private int cid;
+    private long arrivalNanos;
     private int transportStatus;
     private int dataLength;
     private boolean inCapsule;
@@ -81,6 +82,7 @@ public abstract class TargetRequestBase implements TargetRequest {
      * The transport then sets the data description from the SGL.
      */
     public final void begin() {
+        arrivalNanos = System.nanoTime();
         cid = command.cid();
         response.clear();
         response.cid(cid);
@@ -107,6 +109,11 @@ public abstract class TargetRequestBase implements TargetRequest {
     }
 
     /** The command's CID, as it was when the command arrived. */
+    @Override
+    public final long arrivalNanos() {
+        return arrivalNanos;
+    }
+
     public final int cid() {
         return cid;
     }

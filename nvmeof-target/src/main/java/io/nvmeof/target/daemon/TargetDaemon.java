@@ -9,6 +9,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.metrics.MetricsEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -127,6 +128,30 @@ public final class TargetDaemon implements Callable<Integer> {
                     + "polling 200 us after each event and then sleeping: lowest latency, but each I/O thread spins one "
                     + "core. One I/O thread per two cores unless configured.")
     boolean busyPoll;
+
+    // ---- metrics and logs (docs/target-config.md, "Metrics and logs") ----
+
+    @Option(
+            names = "--metrics",
+            paramLabel = "ADDR:PORT",
+            description = "Serve Prometheus metrics at http://ADDR:PORT/metrics (a bare PORT means 127.0.0.1). Off by "
+                    + "default; an address that is not loopback also needs --metrics-allow-remote.")
+    String metrics;
+
+    @Option(
+            names = "--metrics-allow-remote",
+            description = "Allow --metrics on an address that is not loopback (anyone who reaches it reads the "
+                    + "metrics).")
+    boolean metricsAllowRemote;
+
+    @Option(
+            names = "--log-format",
+            paramLabel = "text|json",
+            description = "Log lines as text (default) or as one JSON object per line (time, level, logger, message, "
+                    + "thrown).")
+    String logFormat;
+
+    private volatile MetricsEndpoint metricsEndpoint;
 
     /** The engines --io-engine accepts (the TCP transport's; see transport-tcp/README.md). */
     public static final List<String> IO_ENGINES = List.of("auto", "epoll", "io_uring", "nio");
@@ -259,10 +284,18 @@ public final class TargetDaemon implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         TargetConfig cfg = buildConfig();
+        boolean jsonLogs = checkLogFormat(logFormat);
+        MetricsAddress metricsAt = metrics == null ? null : MetricsAddress.parse(metrics);
+        if (jsonLogs) {
+            JsonLogFormatter.install();
+        }
         PrintWriter out = spec.commandLine().getOut();
         NvmeTarget target = NvmeTarget.create(cfg);
         try {
             target.start();
+            if (metricsAt != null) {
+                metricsEndpoint = MetricsEndpoint.start(target, metricsAt.host(), metricsAt.port(), metricsAllowRemote);
+            }
         } catch (IOException | RuntimeException e) {
             target.close();
             throw e;
@@ -311,6 +344,13 @@ public final class TargetDaemon implements Callable<Integer> {
                             ? ""
                             : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "") + ")");
         }
+        MetricsEndpoint m = metricsEndpoint;
+        if (m != null) {
+            String host = m.address().getAddress().getHostAddress();
+            out.printf(
+                    "metrics on http://%s:%d/metrics%n",
+                    host.contains(":") ? "[" + host + "]" : host, m.address().getPort());
+        }
         out.println("ready (Ctrl-C to stop)");
         out.flush();
         try {
@@ -338,9 +378,29 @@ public final class TargetDaemon implements Callable<Integer> {
         return running;
     }
 
-    private static void stopOnce(NvmeTarget target, java.util.concurrent.atomic.AtomicBoolean closed) {
+    /** The metrics endpoint, or null without --metrics. */
+    MetricsEndpoint metricsEndpoint() {
+        return metricsEndpoint;
+    }
+
+    /** --log-format: true for json, false for text. */
+    static boolean checkLogFormat(String format) {
+        if (format == null || format.equals("text")) {
+            return false;
+        }
+        if (format.equals("json")) {
+            return true;
+        }
+        throw new IllegalArgumentException("--log-format must be text or json, not '" + format + "'");
+    }
+
+    private void stopOnce(NvmeTarget target, java.util.concurrent.atomic.AtomicBoolean closed) {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        MetricsEndpoint m = metricsEndpoint;
+        if (m != null) {
+            m.close();
         }
         try {
             target.close();
