@@ -126,6 +126,34 @@ public final class TargetDaemon implements Callable<Integer> {
                     + "core. One I/O thread per two cores unless configured.")
     boolean busyPoll;
 
+    // ---- management over JSON-RPC (io.nvmeof.target.rpc; docs/target-config.md "Management (JSON-RPC)") ----
+
+    /** The default RPC socket, as SPDK's /var/tmp/spdk.sock. */
+    public static final String DEFAULT_RPC_SOCKET = "/var/tmp/nvmeof-target.sock";
+
+    @Option(
+            names = "--rpc-socket",
+            paramLabel = "PATH",
+            description = "JSON-RPC Unix socket, mode 0600 (default " + DEFAULT_RPC_SOCKET + ", SPDK's methods).")
+    Path rpcSocket;
+
+    @Option(
+            names = "--rpc-listen",
+            paramLabel = "ADDR:PORT",
+            description = "Also serve JSON-RPC on TCP (loopback only unless --rpc-allow-remote).")
+    String rpcListen;
+
+    @Option(names = "--rpc-allow-remote", description = "Let --rpc-listen use a non-loopback address.")
+    boolean rpcAllowRemote;
+
+    @Option(names = "--no-rpc", description = "No JSON-RPC server.")
+    boolean noRpc;
+
+    /** The config file in SPDK's save_config shape, replayed after start; null for our own format. */
+    private com.fasterxml.jackson.databind.JsonNode spdkConfig;
+
+    private volatile io.nvmeof.target.rpc.RpcServer rpcServer;
+
     /** The engines --io-engine accepts (the TCP transport's; see transport-tcp/README.md). */
     public static final List<String> IO_ENGINES = List.of("auto", "epoll", "io_uring", "nio");
 
@@ -181,7 +209,9 @@ public final class TargetDaemon implements Callable<Integer> {
                 throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
                         + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size: put those in the file");
             }
-            TargetConfig fromFile = ConfigFile.load(config);
+            spdkConfig = io.nvmeof.target.rpc.SpdkConfigFile.readIfSpdkShape(config);
+            TargetConfig fromFile =
+                    spdkConfig != null ? new TargetConfig(List.of(), List.of(), 0, 0) : ConfigFile.load(config);
             if (ioEngine != null || busyPoll) {
                 // The flags override the file's per-listener ioEngine/busyPoll for every listener.
                 IoMode mode = ioMode();
@@ -266,6 +296,13 @@ public final class TargetDaemon implements Callable<Integer> {
             throw e;
         }
         running = target;
+        try {
+            rpcServer = io.nvmeof.target.rpc.RpcStartup.start(
+                    target, spdkConfig, noRpc, rpcSocket, DEFAULT_RPC_SOCKET, rpcListen, rpcAllowRemote, out);
+        } catch (IOException | RuntimeException e) {
+            target.close();
+            throw e;
+        }
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         Thread hook = new Thread(
                 () -> {
@@ -336,9 +373,12 @@ public final class TargetDaemon implements Callable<Integer> {
         return running;
     }
 
-    private static void stopOnce(NvmeTarget target, java.util.concurrent.atomic.AtomicBoolean closed) {
+    private void stopOnce(NvmeTarget target, java.util.concurrent.atomic.AtomicBoolean closed) {
         if (!closed.compareAndSet(false, true)) {
             return;
+        }
+        if (rpcServer != null) {
+            rpcServer.close();
         }
         try {
             target.close();
