@@ -204,6 +204,9 @@ public final class TargetDaemon implements Callable<Integer> {
                 || inCapsuleDataSize != null
                 || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
         long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
+        if (rpcListen != null) {
+            io.nvmeof.target.rpc.RpcStartup.tcpAddress(rpcListen, rpcAllowRemote); // checked before anything starts
+        }
         if (config != null) {
             if (flags) {
                 throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
@@ -333,13 +336,20 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
         List<InetSocketAddress> bound = target.boundAddresses();
+        // bound can be longer than cfg.listeners(): an SPDK-shape --config opens its listeners over RPC
         for (int i = 0; i < bound.size(); i++) {
             InetSocketAddress a = bound.get(i);
             String host = a.getAddress().getHostAddress();
-            IoMode m = cfg.listeners().get(i).ioMode();
+            boolean configured = i < cfg.listeners().size();
+            IoMode m = configured ? cfg.listeners().get(i).ioMode() : IoMode.DEFAULT;
             out.printf(
                     "listening on %s://%s:%d%s%n",
-                    cfg.listeners().get(i).transport(),
+                    configured
+                            ? cfg.listeners().get(i).transport()
+                            : target.listeners().get(i).portInfo().transportType()
+                                            == io.nvmeof.core.spi.PortInfo.TRTYPE_RDMA
+                                    ? "rdma"
+                                    : "tcp",
                     host.contains(":") ? "[" + host + "]" : host,
                     a.getPort(),
                     m.equals(IoMode.DEFAULT)

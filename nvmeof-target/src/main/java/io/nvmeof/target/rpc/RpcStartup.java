@@ -66,7 +66,12 @@ public final class RpcStartup {
         return server;
     }
 
-    static InetSocketAddress tcpAddress(String text, boolean allowRemote) {
+    /**
+     * Parses {@code --rpc-listen ADDR:PORT}; a non-loopback address needs {@code allowRemote}.
+     *
+     * @throws IllegalArgumentException naming what is wrong
+     */
+    public static InetSocketAddress tcpAddress(String text, boolean allowRemote) {
         int colon = text.lastIndexOf(':');
         if (colon <= 0) {
             throw new IllegalArgumentException("--rpc-listen must be ADDR:PORT: " + text);

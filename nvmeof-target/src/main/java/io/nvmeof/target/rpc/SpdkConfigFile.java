@@ -11,14 +11,14 @@ public final class SpdkConfigFile {
     /**
      * The file's JSON if it is in SPDK's shape, else null (it is then read as our own format).
      *
-     * @throws IllegalArgumentException if the file cannot be read or is not JSON
+     * A file that cannot be read or is not JSON is left to our own format's reader, which reports it.
      */
     public static JsonNode readIfSpdkShape(Path file) {
         JsonNode root;
         try {
             root = Management.JSON.readTree(file.toFile());
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read config " + file + ": " + e.getMessage());
+            return null;
         }
         JsonNode subsystems = root == null ? null : root.get("subsystems");
         if (subsystems != null && subsystems.isArray() && subsystems.size() > 0) {
