@@ -39,6 +39,9 @@ final class ConfigMethods {
     void register(Map<String, Management.Method> methods) {
         methods.put("save_config", this::save);
         methods.put("load_config", this::load);
+        // SPDK's rpc.py builds save_config on the client from these two.
+        methods.put("framework_get_subsystems", this::subsystems);
+        methods.put("framework_get_config", this::config);
     }
 
     private JsonNode save(JsonNode params) throws RpcException {
@@ -81,6 +84,25 @@ final class ConfigMethods {
             }
         }
         return root;
+    }
+
+    private JsonNode subsystems(JsonNode params) throws RpcException {
+        Params.of("framework_get_subsystems", params, Set.of());
+        ArrayNode out = Management.JSON.createArrayNode();
+        out.addObject().put("subsystem", "bdev").putArray("depends_on");
+        out.addObject().put("subsystem", "nvmf").putArray("depends_on").add("bdev");
+        return out;
+    }
+
+    private JsonNode config(JsonNode params) throws RpcException {
+        Params p = Params.of("framework_get_config", params, Set.of("name", "with_batches"));
+        String name = p.requireString("name");
+        for (JsonNode section : save(null).get("subsystems")) {
+            if (section.get("subsystem").asText().equals(name)) {
+                return section.get("config");
+            }
+        }
+        throw RpcException.invalidParams("framework_get_config: no subsystem " + name + " (bdev and nvmf exist)");
     }
 
     private static ArrayNode section(ArrayNode subsystems, String name) {

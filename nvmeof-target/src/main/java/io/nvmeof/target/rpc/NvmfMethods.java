@@ -67,10 +67,12 @@ final class NvmfMethods {
                         "max_cntlid",
                         "max_discard_size_kib",
                         "max_write_zeroes_size_kib",
-                        "passthrough"));
+                        "passthrough",
+                        "enable_nssr"));
         String nqn = p.requireString("nqn");
-        if (p.bool("passthrough", false)) {
-            throw RpcException.invalidParams("nvmf_create_subsystem: passthrough subsystems are not supported");
+        if (p.bool("passthrough", false) || p.bool("enable_nssr", false)) {
+            throw RpcException.invalidParams(
+                    "nvmf_create_subsystem: passthrough subsystems and NSSR are not supported");
         }
         int minCntlid = p.intValue("min_cntlid", 1);
         int maxCntlid = p.intValue("max_cntlid", 0xFFEF);

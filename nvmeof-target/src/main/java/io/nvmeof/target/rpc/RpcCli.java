@@ -44,7 +44,8 @@ import picocli.CommandLine.Spec;
             "  nvmf_subsystem_add_ns nvmf_subsystem_remove_ns nvmf_subsystem_add_host nvmf_subsystem_remove_host",
             "  nvmf_subsystem_allow_any_host nvmf_subsystem_add_listener nvmf_subsystem_remove_listener",
             "  nvmf_subsystem_listener_set_ana_state nvmf_subsystem_get_controllers nvmf_subsystem_get_qpairs",
-            "  nvmf_subsystem_get_listeners nvmf_get_stats save_config load_config"
+            "  nvmf_subsystem_get_listeners nvmf_get_stats save_config load_config framework_get_subsystems",
+            "  framework_get_config"
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:JSON-RPC error or no connection", "2:bad arguments"})
