@@ -146,42 +146,45 @@ public final class NvmeTarget implements AutoCloseable {
         started = true;
         int portId = 1;
         for (ListenerConfig lc : config.listeners()) {
-            Transport transport = Transport.find(lc.transport());
-            if (!transport.isAvailable()) {
-                closeListeners();
-                throw new IOException(
-                        "transport " + lc.transport() + " is not available: " + transport.unavailableReason());
-            }
-            int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
-            int inCapsule =
-                    lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
-            ListenerOptions options = new ListenerOptions(
-                    new InetSocketAddress(lc.address(), lc.port()),
-                    portId++,
-                    queueSize,
-                    inCapsule,
-                    0,
-                    true,
-                    lc.ioMode());
-            TargetListener listener;
             try {
-                listener = transport.listen(options, acceptor);
-            } catch (IOException e) {
+                openListener(lc, portId++);
+            } catch (IOException | RuntimeException e) {
                 closeListeners();
-                throw new IOException(
-                        "cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port() + ": "
-                                + e.getMessage(),
-                        e);
+                throw e;
             }
-            listeners.add(listener);
-            attachMemory(listener);
-            registerPort(listener.portInfo());
-            LOG.log(
-                    Level.INFO,
-                    "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID " + options.portId()
-                            + ", " + options.ioMode() + ")");
         }
         return this;
+    }
+
+    /** Binds one listener with PORTID {@code portId}, lists it in the discovery log and returns it. */
+    private TargetListener openListener(ListenerConfig lc, int portId) throws IOException {
+        Transport transport = Transport.find(lc.transport());
+        if (!transport.isAvailable()) {
+            throw new IOException(
+                    "transport " + lc.transport() + " is not available: " + transport.unavailableReason());
+        }
+        int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
+        int inCapsule =
+                lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
+        ListenerOptions options = new ListenerOptions(
+                new InetSocketAddress(lc.address(), lc.port()), portId, queueSize, inCapsule, 0, true, lc.ioMode());
+        TargetListener listener;
+        try {
+            listener = transport.listen(options, acceptor);
+        } catch (IOException e) {
+            throw new IOException(
+                    "cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port() + ": "
+                            + e.getMessage(),
+                    e);
+        }
+        listeners.add(listener);
+        attachMemory(listener);
+        registerPort(listener.portInfo());
+        LOG.log(
+                Level.INFO,
+                "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID " + portId + ", "
+                        + options.ioMode() + ")");
+        return listener;
     }
 
     /** Lets a listener that wants the namespace memory (RDMA: to register it) see every chunk. */
@@ -324,6 +327,143 @@ public final class NvmeTarget implements AutoCloseable {
             LOG.log(Level.INFO, "namespace " + nsid + " of " + subsystemNqn + " is in ANA group " + group);
         }
         return changed;
+    }
+
+    // ---- changes at run time (called by the JSON-RPC layer, io.nvmeof.target.rpc) ----
+
+    /**
+     * Adds an NVM subsystem with the namespaces of {@code sc}. Hosts see it in the discovery log at once (GENCTR
+     * bumped, discovery log change notice to connected discovery controllers, nvmeof-protocol.md §3.3, §3.6).
+     *
+     * @throws IllegalArgumentException if the NQN is taken or invalid, or a namespace cannot be built (nothing added)
+     */
+    public Subsystem addSubsystem(SubsystemConfig sc) {
+        Subsystem s;
+        synchronized (this) {
+            if (Nqn.DISCOVERY.equals(sc.nqn()) || subsystem(sc.nqn()) != null) {
+                throw new IllegalArgumentException("subsystem " + sc.nqn() + " already exists");
+            }
+            String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
+            String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
+            s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+            try {
+                for (NamespaceConfig nc : sc.namespaces()) {
+                    RamNamespace ns = newNamespace(s, nc);
+                    assignAnaGroup(s, ns.nsid(), nc.anaGroup());
+                    s.addNamespace(ns);
+                }
+            } catch (RuntimeException e) {
+                s.namespaces().forEach(RamNamespace::free);
+                throw e;
+            }
+            subsystems.add(s);
+        }
+        LOG.log(Level.INFO, "added " + s);
+        discoveryChanged();
+        return s;
+    }
+
+    /** Removes an NVM subsystem: its controllers are torn down, its namespace RAM freed; false if there is none. */
+    public boolean removeSubsystem(String nqn) {
+        Subsystem s = subsystem(nqn);
+        if (s == null || !subsystems.remove(s)) {
+            return false;
+        }
+        for (Controller c : s.controllers()) {
+            c.teardown("subsystem removed", true);
+        }
+        for (RamNamespace ns : s.namespaces()) {
+            s.removeNamespace(ns.nsid());
+            ns.free();
+        }
+        LOG.log(Level.INFO, "removed " + s);
+        discoveryChanged();
+        return true;
+    }
+
+    /** Lets any host connect, or only the listed ones (controllers of hosts no longer allowed are torn down). */
+    public void setAllowAnyHost(String nqn, boolean allow) {
+        Subsystem s = requireSubsystem(nqn);
+        s.setAllowAnyHost(allow);
+        accessChanged(s);
+    }
+
+    /** Adds ({@code allow}) or removes a host NQN of a subsystem's allow-list; false if nothing changed. */
+    public boolean setHostAllowed(String nqn, String hostNqn, boolean allow) {
+        Subsystem s = requireSubsystem(nqn);
+        boolean changed = s.changeHost(hostNqn, allow);
+        if (changed) {
+            accessChanged(s);
+        }
+        return changed;
+    }
+
+    /** Tears down the controllers of hosts {@code s} no longer allows, and tells discovery controllers. */
+    private void accessChanged(Subsystem s) {
+        for (Controller c : s.controllers()) {
+            if (!s.allows(c.hostNqn())) {
+                c.teardown("host " + c.hostNqn() + " no longer allowed", true);
+            }
+        }
+        discoveryChanged();
+    }
+
+    /**
+     * Opens a listener at run time with the next free PORTID; every subsystem is reachable on it and the discovery log
+     * lists it from now on.
+     */
+    public synchronized TargetListener addListener(ListenerConfig lc) throws IOException {
+        if (closed) {
+            throw new IllegalStateException("the target is closed");
+        }
+        int portId = 1;
+        for (PortInfo p : ports) {
+            portId = Math.max(portId, p.portId() + 1);
+        }
+        return openListener(lc, portId);
+    }
+
+    /** Closes the listener with PORTID {@code portId} (and so its queues); false if there is none. */
+    public synchronized boolean removeListener(int portId) {
+        for (TargetListener l : listeners) {
+            if (l.portInfo().portId() == portId) {
+                listeners.remove(l);
+                l.close();
+                if (l.memoryObserver() != null) {
+                    chunkMemory.detach(l.memoryObserver());
+                }
+                ports.removeIf(p -> p.portId() == portId);
+                LOG.log(Level.INFO, "closed listener " + l.localAddress() + " (port ID " + portId + ")");
+                discoveryChanged();
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Gives namespace {@code nsid} a new size. Its blocks are not kept: this is for namespaces whose data does not
+     * matter (SPDK's null bdevs). Controllers get the namespace attribute changed notice and re-read Identify Namespace
+     * (NSZE, NCAP).
+     */
+    public RamNamespace resizeNamespace(String subsystemNqn, int nsid, long newSizeBytes) {
+        Subsystem s = requireSubsystem(subsystemNqn);
+        RamNamespace ns;
+        RamNamespace old;
+        synchronized (s) {
+            old = s.namespace(nsid);
+            if (old == null) {
+                throw new IllegalArgumentException("no namespace " + nsid + " in " + subsystemNqn);
+            }
+            ns = new RamNamespace(nsid, newSizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory);
+            s.replaceNamespace(ns);
+        }
+        old.free();
+        LOG.log(Level.INFO, "resized " + ns + " in " + s.nqn());
+        for (Controller c : s.controllers()) {
+            c.namespaceChanged(nsid);
+        }
+        return ns;
     }
 
     /** Puts a namespace about to be added into its ANA group, unless the NSID is taken (addNamespace then refuses it). */

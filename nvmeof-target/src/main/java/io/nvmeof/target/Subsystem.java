@@ -18,8 +18,10 @@ import java.util.function.IntFunction;
 public final class Subsystem {
     private final String nqn;
     private final boolean discovery;
-    private final boolean allowAnyHost;
-    private final Set<String> hosts;
+    /** Changed at run time by {@link NvmeTarget#setAllowAnyHost} / {@link NvmeTarget#addHost} (admin path only). */
+    private volatile boolean allowAnyHost;
+
+    private volatile Set<String> hosts;
     private final String serial;
     private final String model;
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
@@ -43,7 +45,7 @@ public final class Subsystem {
         this.nqn = nqn;
         this.discovery = discovery;
         this.allowAnyHost = allowAnyHost;
-        this.hosts = Set.copyOf(hosts);
+        this.hosts = java.util.Collections.unmodifiableSet(new java.util.LinkedHashSet<>(hosts));
         this.serial = serial;
         this.model = model;
     }
@@ -138,6 +140,30 @@ public final class Subsystem {
         RamNamespace[] t = namespaces.clone();
         t[nsid] = ns;
         namespaces = t;
+    }
+
+    /** Puts {@code ns} in place of the namespace with its NSID (a resize); returns the one it replaced. */
+    synchronized RamNamespace replaceNamespace(RamNamespace ns) {
+        RamNamespace old = namespace(ns.nsid());
+        if (old == null) {
+            throw new IllegalArgumentException("no namespace " + ns.nsid() + " in " + nqn);
+        }
+        RamNamespace[] t = namespaces.clone();
+        t[ns.nsid()] = ns;
+        namespaces = t;
+        return old;
+    }
+
+    synchronized void setAllowAnyHost(boolean allow) {
+        allowAnyHost = allow;
+    }
+
+    /** Adds or removes one host NQN of the allow-list; false if nothing changed. */
+    synchronized boolean changeHost(String hostNqn, boolean allow) {
+        Set<String> next = new java.util.LinkedHashSet<>(hosts);
+        boolean changed = allow ? next.add(hostNqn) : next.remove(hostNqn);
+        hosts = java.util.Collections.unmodifiableSet(next);
+        return changed;
     }
 
     synchronized RamNamespace removeNamespace(int nsid) {

@@ -153,6 +153,34 @@ public final class TargetDaemon implements Callable<Integer> {
 
     private volatile MetricsEndpoint metricsEndpoint;
 
+    // ---- management over JSON-RPC (io.nvmeof.target.rpc; docs/target-config.md "Management (JSON-RPC)") ----
+
+    /** The default RPC socket, as SPDK's /var/tmp/spdk.sock. */
+    public static final String DEFAULT_RPC_SOCKET = "/var/tmp/nvmeof-target.sock";
+
+    @Option(
+            names = "--rpc-socket",
+            paramLabel = "PATH",
+            description = "JSON-RPC Unix socket, mode 0600 (default " + DEFAULT_RPC_SOCKET + ", SPDK's methods).")
+    Path rpcSocket;
+
+    @Option(
+            names = "--rpc-listen",
+            paramLabel = "ADDR:PORT",
+            description = "Also serve JSON-RPC on TCP (loopback only unless --rpc-allow-remote).")
+    String rpcListen;
+
+    @Option(names = "--rpc-allow-remote", description = "Let --rpc-listen use a non-loopback address.")
+    boolean rpcAllowRemote;
+
+    @Option(names = "--no-rpc", description = "No JSON-RPC server.")
+    boolean noRpc;
+
+    /** The config file in SPDK's save_config shape, replayed after start; null for our own format. */
+    private com.fasterxml.jackson.databind.JsonNode spdkConfig;
+
+    private volatile io.nvmeof.target.rpc.RpcServer rpcServer;
+
     /** The engines --io-engine accepts (the TCP transport's; see transport-tcp/README.md). */
     public static final List<String> IO_ENGINES = List.of("auto", "epoll", "io_uring", "nio");
 
@@ -203,12 +231,17 @@ public final class TargetDaemon implements Callable<Integer> {
                 || inCapsuleDataSize != null
                 || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
         long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
+        if (rpcListen != null) {
+            io.nvmeof.target.rpc.RpcStartup.tcpAddress(rpcListen, rpcAllowRemote); // checked before anything starts
+        }
         if (config != null) {
             if (flags) {
                 throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
                         + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size: put those in the file");
             }
-            TargetConfig fromFile = ConfigFile.load(config);
+            spdkConfig = io.nvmeof.target.rpc.SpdkConfigFile.readIfSpdkShape(config);
+            TargetConfig fromFile =
+                    spdkConfig != null ? new TargetConfig(List.of(), List.of(), 0, 0) : ConfigFile.load(config);
             if (ioEngine != null || busyPoll) {
                 // The flags override the file's per-listener ioEngine/busyPoll for every listener.
                 IoMode mode = ioMode();
@@ -301,6 +334,13 @@ public final class TargetDaemon implements Callable<Integer> {
             throw e;
         }
         running = target;
+        try {
+            rpcServer = io.nvmeof.target.rpc.RpcStartup.start(
+                    target, spdkConfig, noRpc, rpcSocket, DEFAULT_RPC_SOCKET, rpcListen, rpcAllowRemote, out);
+        } catch (IOException | RuntimeException e) {
+            target.close();
+            throw e;
+        }
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         Thread hook = new Thread(
                 () -> {
@@ -331,13 +371,20 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
         List<InetSocketAddress> bound = target.boundAddresses();
+        // bound can be longer than cfg.listeners(): an SPDK-shape --config opens its listeners over RPC
         for (int i = 0; i < bound.size(); i++) {
             InetSocketAddress a = bound.get(i);
             String host = a.getAddress().getHostAddress();
-            IoMode m = cfg.listeners().get(i).ioMode();
+            boolean configured = i < cfg.listeners().size();
+            IoMode m = configured ? cfg.listeners().get(i).ioMode() : IoMode.DEFAULT;
             out.printf(
                     "listening on %s://%s:%d%s%n",
-                    cfg.listeners().get(i).transport(),
+                    configured
+                            ? cfg.listeners().get(i).transport()
+                            : target.listeners().get(i).portInfo().transportType()
+                                            == io.nvmeof.core.spi.PortInfo.TRTYPE_RDMA
+                                    ? "rdma"
+                                    : "tcp",
                     host.contains(":") ? "[" + host + "]" : host,
                     a.getPort(),
                     m.equals(IoMode.DEFAULT)
@@ -401,6 +448,9 @@ public final class TargetDaemon implements Callable<Integer> {
         MetricsEndpoint m = metricsEndpoint;
         if (m != null) {
             m.close();
+        }
+        if (rpcServer != null) {
+            rpcServer.close();
         }
         try {
             target.close();
