@@ -172,6 +172,28 @@ class MetricsScrapeTest {
                     mine.stream()
                             .mapToLong(q -> q.errorsByStatus().getOrDefault(Status.LBA_OUT_OF_RANGE, 0L))
                             .sum());
+
+            // and the JSON-RPC nvmf_get_stats reports the same namespace counts as the endpoint
+            com.fasterxml.jackson.databind.JsonNode rpc =
+                    new io.nvmeof.target.rpc.Management(target.target()).call("nvmf_get_stats", null);
+            com.fasterxml.jackson.databind.JsonNode nsStats = null;
+            for (com.fasterxml.jackson.databind.JsonNode n :
+                    rpc.get("nvmeof_java").get("namespaces")) {
+                if (n.get("nqn").asText().equals(target.nqn()) && n.get("nsid").asInt() == 1) {
+                    nsStats = n;
+                }
+            }
+            assertTrue(nsStats != null, rpc.toString());
+            String now = scrape(m);
+            assertEquals(
+                    value(now, "nvmeof_namespace_reads_total", sub, "nsid=\"1\""),
+                    nsStats.get("reads").asLong());
+            assertEquals(
+                    value(now, "nvmeof_namespace_writes_total", sub, "nsid=\"1\""),
+                    nsStats.get("writes").asLong());
+            assertEquals(
+                    value(now, "nvmeof_namespace_written_bytes_total", sub, "nsid=\"1\""),
+                    nsStats.get("bytes_written").asLong());
         }
     }
 

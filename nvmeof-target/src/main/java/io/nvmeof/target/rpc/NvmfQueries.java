@@ -8,6 +8,10 @@ import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.Controller;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.namespace.RamNamespace;
+import io.nvmeof.target.stats.IoCounts;
+import io.nvmeof.target.stats.NamespaceStats;
+import io.nvmeof.target.stats.SubsystemStats;
+import io.nvmeof.target.stats.TargetStats;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -198,6 +202,45 @@ final class NvmfQueries {
         g.put("completed_nvme_io", completed);
         ArrayNode ts = g.putArray("transports");
         effectiveTransports().keySet().forEach(t -> ts.addObject().put("trtype", t));
+        putTargetStats(r, m.target().stats());
         return r;
+    }
+
+    /**
+     * The same counts as the Prometheus endpoint (NvmeTarget.stats()), under a key of our own that SPDK's tools
+     * ignore: memory against the budget, connections accepted, and per subsystem and namespace the successful reads,
+     * writes and bytes since the start, errors by status, notifications sent and keep-alive expiries.
+     */
+    private static void putTargetStats(ObjectNode r, TargetStats s) {
+        ObjectNode t = r.putObject("nvmeof_java");
+        t.put("memory_used_bytes", s.memoryUsedBytes());
+        t.put("memory_budget_bytes", s.memoryBudgetBytes());
+        t.put("connections_accepted", s.connectionsAccepted());
+        ArrayNode subsystems = t.putArray("subsystems");
+        for (SubsystemStats ss : s.subsystems()) {
+            ObjectNode o = subsystems.addObject();
+            o.put("nqn", ss.subsystem());
+            o.put("controllers", ss.controllers());
+            o.put("queues", ss.queues());
+            putIo(o, ss.io());
+            ObjectNode errors = o.putObject("errors_by_status");
+            ss.errorsByStatus().forEach((status, n) -> errors.put(String.format("0x%03x", status), n));
+            o.put("aens_sent", ss.aensSent());
+            o.put("keep_alive_expiries", ss.keepAliveExpiries());
+        }
+        ArrayNode namespaces = t.putArray("namespaces");
+        for (NamespaceStats ns : s.namespaces()) {
+            ObjectNode o = namespaces.addObject();
+            o.put("nqn", ns.subsystem());
+            o.put("nsid", ns.nsid());
+            putIo(o, ns.io());
+        }
+    }
+
+    private static void putIo(ObjectNode o, IoCounts io) {
+        o.put("reads", io.reads());
+        o.put("writes", io.writes());
+        o.put("bytes_read", io.bytesRead());
+        o.put("bytes_written", io.bytesWritten());
     }
 }
