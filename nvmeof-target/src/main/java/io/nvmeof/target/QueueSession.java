@@ -223,13 +223,16 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** Fills SQHD, SQID and STATUS and hands the request back to the transport (nvmeof-protocol.md §1.2). */
     void complete(TargetRequest request, int status) {
         CompletionQueueEntry response = request.response();
+        if (status != Status.SUCCESS && controller != null) {
+            // Cold path: an Error Information entry, and More (M) in the CQE says there is one (NVMe Base 2.0
+            // §4.6.1 Figure 92, §5.16.1.2), as nvmet does.
+            controller.recordError(
+                    qid, request.command().cid(), status, request.command().nsid());
+            status |= Status.MORE_BIT;
+        }
         response.status(status);
         response.sqid(qid < 0 ? 0 : qid);
         response.sqhd(nextSqhd());
-        if (status != Status.SUCCESS && controller != null) {
-            controller.recordError(
-                    qid, request.command().cid(), status, request.command().nsid());
-        }
         completed = request;
         request.complete();
     }
