@@ -68,4 +68,16 @@ class ErrorInformationTest {
         return check(host.admin(InJvmHost.getLogPage(0x02, nsid, 0, 512, false)))
                 .dataBuffer();
     }
+
+    @Test
+    void noEntryForACommandBeforeEnable() {
+        host.connectAdmin(TestTargets.NQN, 0);
+        FakeRequest early = host.admin(InJvmHost.identify(0x01, 0));
+        assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR), early.status());
+        assertFalse(early.more(), "a state error has no entry and no M (as nvmet)");
+        host.enable();
+        ByteBuffer log =
+                check(host.admin(InJvmHost.getLogPage(0x01, 0, 0, 64, false))).dataBuffer();
+        assertEquals(0L, log.getLong(0), "no entry");
+    }
 }
