@@ -58,8 +58,12 @@ final class ControllerProfile {
     static final int OAES_IO = 0x100 | 0x800;
 
     static final int OAES_DISCOVERY = 0x80000000;
-    /** LPA: bit 1 commands supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (nvmeof-protocol.md §3.2.1, §3.7). */
-    static final int LPA_IO = 0x06;
+    /**
+     * LPA: bit 0 SMART / Health log per namespace (LogPages.health counts the NSID's namespace alone), bit 1 commands
+     * supported and effects log, bit 2 extended data (LPO/NUMDU); discovery: bit 2 only (nvmeof-protocol.md §3.2.1,
+     * §3.7). nvmet sets 07h too.
+     */
+    static final int LPA_IO = 0x07;
 
     static final int LPA_DISCOVERY = 0x04;
     /** SQES/CQES: 64-byte SQEs, 16-byte CQEs (nvmeof-protocol.md §3.2.1). */

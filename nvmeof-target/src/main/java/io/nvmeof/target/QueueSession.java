@@ -177,17 +177,18 @@ final class QueueSession implements QueueHandler, DataReceiver {
         if (qid < 0) {
             // only Connect on an unconnected queue (nvmeof-protocol.md §2.1)
             refuse(request, Status.dnr(Status.INVALID_OPCODE), null, "a command before Connect");
-            return;
+            return; // no controller yet: no Error Information entry
         }
         Controller ctrl = controller;
         if (!ctrl.ready()) {
             // Before CC.EN/CSTS.RDY (nvmeof-protocol.md §2.3); a discovery controller answers Invalid Opcode like
             // nvmet.
-            refuse(
-                    request,
-                    Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR),
-                    null,
-                    "a command before CC.EN = 1 and CSTS.RDY = 1");
+            // No Error Information entry (and no M) for a controller that is not enabled: nvmet makes none here
+            // either (it has no parameter error location for a state error); the log is optional (NVMe Base 2.0
+            // §5.16.1.2).
+            int status = Status.dnr(ctrl.isDiscovery() ? Status.INVALID_OPCODE : Status.COMMAND_SEQUENCE_ERROR);
+            refusals.refused(request, status, null, "a command before CC.EN = 1 and CSTS.RDY = 1");
+            completeWithoutErrorEntry(request, status);
             return;
         }
         if (qid == 0) {
@@ -241,17 +242,30 @@ final class QueueSession implements QueueHandler, DataReceiver {
 
     /** Fills SQHD, SQID and STATUS and hands the request back to the transport (nvmeof-protocol.md §1.2). */
     void complete(TargetRequest request, int status) {
+        complete(request, status, true);
+    }
+
+    /** As {@link #complete(TargetRequest, int)}, but a failure makes no Error Information entry and has no M. */
+    void completeWithoutErrorEntry(TargetRequest request, int status) {
+        complete(request, status, false);
+    }
+
+    private void complete(TargetRequest request, int status, boolean errorEntry) {
         CompletionQueueEntry response = request.response();
+        if (status != Status.SUCCESS && errorEntry && controller != null) {
+            // Cold path: an Error Information entry, and More (M) in the CQE says there is one (NVMe Base 2.0
+            // §4.6.1 Figure 92, §5.16.1.2), as nvmet does.
+            controller.recordError(
+                    qid, request.command().cid(), status, request.command().nsid());
+            status |= Status.MORE_BIT;
+        }
         response.status(status);
         response.sqid(qid < 0 ? 0 : qid);
         response.sqhd(nextSqhd());
-        if (status != Status.SUCCESS && controller != null) {
-            controller.recordError(
-                    qid, request.command().cid(), status, request.command().nsid());
-        }
         SubmissionQueueEntry c = request.command();
         if (counters != null && c.opcode() != FabricsCommandType.OPCODE) {
-            counters.completed(c.opcode(), c.nsid(), status, request.dataLength(), request.arrivalNanos());
+            counters.completed(
+                    c.opcode(), c.nsid(), status & ~Status.MORE_BIT, request.dataLength(), request.arrivalNanos());
         }
         completed = request;
         request.complete();

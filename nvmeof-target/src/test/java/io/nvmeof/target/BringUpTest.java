@@ -85,7 +85,7 @@ class BringUpTest {
         assertEquals(0x900, id.getInt(92), "OAES: namespace attribute and ANA change notices");
         assertEquals(1, id.get(111), "CNTRLTYPE I/O");
         assertEquals(3, id.get(259), "AERL");
-        assertEquals(0x06, id.get(261), "LPA");
+        assertEquals(0x07, id.get(261), "LPA: per-namespace SMART, effects log, extended data");
         assertEquals(10, id.getShort(320), "KAS");
         assertEquals(0x66, id.get(512) & 0xFF);
         assertEquals(0x44, id.get(513) & 0xFF);

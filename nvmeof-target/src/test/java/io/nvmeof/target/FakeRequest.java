@@ -1,5 +1,6 @@
 package io.nvmeof.target;
 
+import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.DataRelease;
 import io.nvmeof.core.spi.TargetRequestBase;
@@ -174,8 +175,17 @@ public class FakeRequest extends TargetRequestBase {
         return segments;
     }
 
+    /**
+     * The CQE status without More (M): tests compare the status the spec names; whether an Error Information entry
+     * was made is {@link #more()}.
+     */
     public int status() {
-        return response().status();
+        return response().status() & ~Status.MORE_BIT;
+    }
+
+    /** The CQE's More bit: the controller logged an Error Information entry for this command. */
+    public boolean more() {
+        return Status.isMore(response().status());
     }
 
     public int dw0() {
