@@ -111,12 +111,37 @@ class ReconnectTest {
                 Controller c =
                         connect(proxy, "queues=2&keep_alive_tmo=1&timeout=3s&reconnect_delay=100ms&ctrl_loss_tmo=30")) {
             int oldCntlid = c.cntlid();
-            survives(c, proxy::blackholeConnections, () -> {});
+            long[] reaped = new long[2];
+            survives(
+                    c,
+                    () -> {
+                        proxy.blackholeConnections();
+                        reaped[0] = System.nanoTime();
+                        // Watch the target: the old controller is reaped by its keep-alive timer (KATO 1 s).
+                        Thread watch = new Thread(() -> {
+                            while (stats().keepAliveExpiries() == 0
+                                    && System.nanoTime() - reaped[0] < TimeUnit.SECONDS.toNanos(20)) {
+                                try {
+                                    Thread.sleep(5);
+                                } catch (InterruptedException e) {
+                                    return;
+                                }
+                            }
+                            reaped[1] = System.nanoTime();
+                        });
+                        watch.setDaemon(true);
+                        watch.start();
+                    },
+                    () -> {});
             // The host reconnected while its old controller still existed on the target (the partition hid the close):
             // a new controller, a new CNTLID; the old one is reaped by its keep-alive timer (nvmet does the same).
             assertTrue(c.cntlid() != oldCntlid, "new CNTLID " + c.cntlid());
             waitFor("the target reaps the old controller", 10_000, () -> stats().keepAliveExpiries() >= 1);
             waitFor("one controller left", 10_000, () -> stats().controllers() == 1);
+            long ms = TimeUnit.NANOSECONDS.toMillis(reaped[1] - reaped[0]);
+            System.out.println("blackhole: the target reaped the old controller " + ms + " ms after the partition");
+            // KATO from the last Keep Alive it saw (at most KATO/2 before the partition), plus scheduling slack.
+            assertTrue(ms < 1000 + 3000, "reaped " + ms + " ms after the partition, KATO 1 s");
         }
     }
 

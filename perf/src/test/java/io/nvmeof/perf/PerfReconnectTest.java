@@ -35,6 +35,18 @@ class PerfReconnectTest {
         return URI.create(t.uri().replace("nvme+tcp", "http")).getPort();
     }
 
+    /** Waits until the run's I/O queue is connected (the daemon logs it), then lets the I/O run {@code millis}. */
+    private static void awaitIo(EmbeddedTarget t, long millis) throws Exception {
+        long end = System.currentTimeMillis() + 60_000;
+        while (!t.recentOutput().contains(", QID 1,")) {
+            if (System.currentTimeMillis() > end) {
+                throw new AssertionError("the run never connected: " + t.recentOutput());
+            }
+            Thread.sleep(20);
+        }
+        Thread.sleep(millis);
+    }
+
     private static void kill9(EmbeddedTarget t) throws Exception {
         ProcessHandle p = ProcessHandle.of(t.pid()).orElseThrow();
         p.destroyForcibly();
@@ -58,7 +70,7 @@ class PerfReconnectTest {
                 "--rate_iops=1500",
                 "--verify=crc32c"));
         try {
-            Thread.sleep(3000); // mid-write phase: 8192 blocks at 1500/s
+            awaitIo(first, 2000); // mid-write phase: 8192 blocks at 1500/s
             kill9(first);
             Thread.sleep(1000);
             second[0] = start(file, port); // same port, same file
@@ -84,7 +96,7 @@ class PerfReconnectTest {
             long start = System.nanoTime();
             CompletableFuture<Cli> run = CompletableFuture.supplyAsync(
                     () -> Cli.run("--target", uri, "--rw=randwrite", "--bs=4k", "--iodepth=4", "--runtime=60"));
-            Thread.sleep(3000);
+            awaitIo(t, 2000);
             kill9(t);
             long killed = System.nanoTime();
             Cli r = run.get(60, TimeUnit.SECONDS);
