@@ -244,6 +244,11 @@ final class CommandSlot implements HostCommand {
         return false;
     }
 
+    /** Whether the slot is free (the recovery checks its spare Connect slot before reusing it). */
+    boolean isFree() {
+        return state == FREE;
+    }
+
     /** The namespace of this command if it is parked or waiting to be retried, else 0. */
     int parkedNsid() {
         int s = state;

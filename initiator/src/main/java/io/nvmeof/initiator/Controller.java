@@ -20,10 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * §7.8), see {@link ControllerBringUp}. Keep Alive goes out every KATO/2 ({@link ControllerTimer}); namespace changes
  * arrive as asynchronous events ({@link AsyncEvents}, {@link NamespaceScanner}).
  *
- * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout <em>fails</em> the controller, as the
- * Linux host's error recovery tears down every connection (nvmeof-protocol.md §7.3): every outstanding command completes with
- * {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out), later commands fail at
- * once, and {@link #failure()} says why. There is no automatic reconnect: connect again.
+ * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout starts the Linux host's error
+ * recovery and <em>reconnect</em> ({@link ControllerRecovery}, nvmeof-protocol.md §7.3): the state goes LIVE →
+ * RECONNECTING, I/O waits in its command slots, an attempt every {@link #reconnectDelay()}, and once the controller is
+ * back (same subsystem, namespaces the same by NGUID/EUI64/UUID) every command that did not complete is sent again
+ * ({@link RetryRules}). After {@link #fastIoFailTimeout()} waiting I/O fails with {@link NvmeFastIoFailException};
+ * after {@link #ctrlLossTimeout()} the controller is FAILED and every command fails with
+ * {@link NvmeControllerLostException}. With ctrl_loss_tmo 0 the first failure is final: every outstanding command
+ * completes with {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out). States:
+ * {@link #state()}, {@link ControllerStateListener}. This object, its {@link Namespace}s and {@link BlockDevice}s stay
+ * valid across reconnects.
  *
  * <p>This class is the public face and owns the lifecycle (open, fail, close); each part of the work is a
  * package-private class of its own: {@link ControllerBringUp}, {@link AdminCommands}, {@link ControllerRegisters},

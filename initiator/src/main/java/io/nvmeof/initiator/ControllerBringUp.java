@@ -151,6 +151,12 @@ final class ControllerBringUp {
         int maxInCapsule = (int) Math.max(0, Math.min(Integer.MAX_VALUE, controller.identity.ioccsz() * 16 - 64));
         controller.maxInCapsule = maxInCapsule;
         for (CommandQueue q : io) {
+            if (!q.connectSlot.isFree()) {
+                // A Connect of an earlier attempt timed out and its connection has not reported its close yet: its
+                // late outcome must not be taken for this one's. The next attempt will find it free.
+                throw new NvmeTransportException(
+                        "the Connect of an earlier attempt on " + q.name() + " is still outstanding");
+            }
             controller.queues().reopen(q, transport, queueOptions(q.qid, controller.ioQueueSize, controller.cntlid));
             commands.reconnect(q, controller.ioQueueSize - 1, controller.cntlid);
             q.transport.maxInCapsuleData(maxInCapsule);

@@ -151,7 +151,8 @@ final class NamespaceScanner {
         }
         namespaces = Collections.unmodifiableMap(after);
         if (!changed.isEmpty()) {
-            tell(new NamespaceChangeEvent(controller, changed, added, removed));
+            NamespaceChangeEvent event = new NamespaceChangeEvent(controller, changed, added, removed);
+            controller.asyncEvents().execute(() -> tell(event));
         }
     }
 

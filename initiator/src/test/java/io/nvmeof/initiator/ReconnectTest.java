@@ -236,6 +236,39 @@ class ReconnectTest {
     }
 
     @Test
+    void aNamespaceThatCameBackAsAnotherFailsItsWaitingIoAndIsReplaced() throws Exception {
+        // The same subsystem NQN at the same address, but namespace 1 now has 512-byte blocks: not the same namespace.
+        NvmeofTargetExtension other =
+                NvmeofTargetExtension.builder().namespace("16M", 512).build();
+        other.start();
+        try (TcpProxy proxy = TcpProxy.start(target.address());
+                Controller c = connect(proxy, "queues=1&reconnect_delay=200ms&ctrl_loss_tmo=30")) {
+            Namespace before = c.namespace(1);
+            List<NamespaceChangeEvent> changes = new CopyOnWriteArrayList<>();
+            c.onNamespaceChange(changes::add);
+            proxy.refuseConnections(true);
+            proxy.cutConnections();
+            waitFor("RECONNECTING", 5_000, () -> c.state() == ControllerState.RECONNECTING);
+            CompletableFuture<Void> parked = before.writeAsync(0, 1, ByteBuffer.allocateDirect(4096));
+            proxy.retarget(other.address());
+            proxy.refuseConnections(false);
+            Throwable t = failureOf(parked);
+            assertInstanceOf(NvmeControllerLostException.class, t, t.toString());
+            assertTrue(t.getMessage().contains("another namespace"), t.getMessage());
+            waitFor("LIVE again", 10_000, () -> c.state() == ControllerState.LIVE);
+            assertTrue(!before.isActive(), "the old Namespace object is deactivated");
+            Namespace now = c.namespace(1);
+            assertTrue(now != before);
+            assertEquals(512, now.blockSize());
+            now.write(0, 8, ByteBuffer.allocateDirect(4096)); // the new one works
+            waitFor("the listener heard", 5_000, () -> !changes.isEmpty());
+            assertEquals(List.of(1), changes.get(0).changed());
+        } finally {
+            other.stop();
+        }
+    }
+
+    @Test
     void closeWhileReconnectingFailsWaitingCommandsAndTellsDeleted() throws Exception {
         try (TcpProxy proxy = TcpProxy.start(target.address())) {
             Controller c = connect(proxy, "queues=1&reconnect_delay=200ms&ctrl_loss_tmo=-1");

@@ -36,7 +36,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
-    private final InetSocketAddress target;
+    private volatile InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final List<Link> links = new CopyOnWriteArrayList<>();
     private volatile long delayNanos;
@@ -100,6 +100,14 @@ public final class TcpProxy implements AutoCloseable {
         for (Link l : links) {
             l.blackholed = true;
         }
+    }
+
+    /**
+     * Forwards connections made from now on to {@code newTarget} (open ones are not touched): the address a host
+     * knows now leads to another target, e.g. one whose namespaces differ.
+     */
+    public void retarget(InetSocketAddress newTarget) {
+        this.target = newTarget;
     }
 
     /** Holds every chunk of bytes {@code d} before forwarding it, in both directions; zero: no delay. */
