@@ -73,9 +73,10 @@ final class ControllerRecovery {
         return lastAttemptMillis;
     }
 
-    /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise. */
+    /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise (and always once LIVE again). */
     NvmeException fastFail() {
-        return fastFail;
+        NvmeException f = fastFail;
+        return f != null && controller.state() == ControllerState.RECONNECTING ? f : null;
     }
 
     /** The controller was LIVE and is RECONNECTING now (the caller made that change): tear down and start over. */
