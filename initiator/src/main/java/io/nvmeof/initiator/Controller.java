@@ -515,6 +515,30 @@ public final class Controller implements AutoCloseable {
         return new NvmeTransportException(what + " not sent: the controller is reconnecting to " + hostPort());
     }
 
+    /**
+     * Waits (up to {@code nanos}) while the controller reconnects, for an admin command of the application's; returns
+     * the admin queue to use then ({@code q} unless a reconnect replaced it).
+     */
+    CommandQueue awaitNotReconnecting(CommandQueue q, long nanos) {
+        if (q.qid != 0 || states.get() != ControllerState.RECONNECTING) {
+            return q;
+        }
+        long end = System.nanoTime() + nanos;
+        // LIVE comes just before the gates open: wait for the admin queue's too.
+        while ((states.get() == ControllerState.RECONNECTING
+                        || (states.get() == ControllerState.LIVE && queues.admin().live == null))
+                && System.nanoTime() - end < 0) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        CommandQueue now = queues.admin();
+        return now != null ? now : q;
+    }
+
     ControllerRecovery recovery() {
         return recovery;
     }
