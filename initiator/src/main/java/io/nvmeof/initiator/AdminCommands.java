@@ -188,7 +188,7 @@ final class AdminCommands {
         if (slot == null && !controller.recovery().isWorker()) {
             // An application's admin command (or a rescan) while the controller reconnects: wait for it, up to the
             // command timeout, instead of failing at once (admin commands are not parked; the queue is replaced).
-            q = controller.awaitNotReconnecting(q, timeoutNanos);
+            q = controller.recovery().awaitNotReconnecting(q, timeoutNanos);
         }
         CommandSlot s = slot != null ? slot : q.acquire(timeoutNanos);
         SubmissionQueueEntry e = s.prepare();
