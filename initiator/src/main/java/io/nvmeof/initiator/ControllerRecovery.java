@@ -89,13 +89,10 @@ final class ControllerRecovery {
         controller.timer().stopKeepAlive();
         controller.queues().gateAll();
         Duration loss = controller.ctrlLossTimeout();
-        if (!loss.isNegative()) {
-            lossTimer = controller.timer().schedule(this::ctrlLossTimedOut, loss.toNanos());
-        }
+        lossTimer = loss.isNegative() ? null : controller.timer().schedule(this::ctrlLossTimedOut, loss.toNanos());
         Duration fast = controller.fastIoFailTimeout();
-        if (!fast.isNegative()) {
-            fastFailTimer = controller.timer().schedule(this::fastIoFailTimedOut, fast.toNanos());
-        }
+        fastFailTimer =
+                fast.isNegative() ? null : controller.timer().schedule(this::fastIoFailTimedOut, fast.toNanos());
         worker.execute(() -> {
             controller.queues().disconnectAll();
             scheduleAttempt();
@@ -143,8 +140,6 @@ final class ControllerRecovery {
         }
         lastAttemptMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         reconnects.incrementAndGet();
-        cancelTimers();
-        fastFail = null;
     }
 
     /** Opens the gates (after the state is LIVE again): parked commands go out. */
@@ -259,6 +254,9 @@ final class ControllerRecovery {
 
     /** A reconnect attempt succeeded: RECONNECTING → LIVE and the gates open; false if the controller was lost or closed meanwhile. */
     boolean goLive(String reason) {
+        // This loss's timers, taken before LIVE: a new loss may start (and set its own) as soon as the state is LIVE.
+        ScheduledFuture<?> loss = lossTimer;
+        ScheduledFuture<?> fast = fastFailTimer;
         synchronized (controller) { // against Controller.fail and close
             if (controller.isClosing() || controller.failureCause() != null) {
                 return false;
@@ -266,6 +264,12 @@ final class ControllerRecovery {
             if (!controller.states().change(ControllerState.RECONNECTING, ControllerState.LIVE, reason, null)) {
                 return false;
             }
+        }
+        if (loss != null) {
+            loss.cancel(false);
+        }
+        if (fast != null) {
+            fast.cancel(false);
         }
         resume();
         // A connection that died between the attempt and now reported while RECONNECTING (ignored): look again.
