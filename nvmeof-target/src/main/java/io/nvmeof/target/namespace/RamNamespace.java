@@ -194,7 +194,7 @@ public final class RamNamespace {
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = acquireForWrite(index);
             if (c == null) {
-                return Status.CAPACITY_EXCEEDED;
+                return noChunkStatus();
             }
             request.addDestination(c.buffer, within, n, c);
             offset += n;
@@ -223,7 +223,7 @@ public final class RamNamespace {
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = acquireForWrite(index);
             if (c == null) {
-                return Status.CAPACITY_EXCEEDED;
+                return noChunkStatus();
             }
             try {
                 c.buffer.put(within, source, sourceOffset, n);
@@ -411,7 +411,10 @@ public final class RamNamespace {
         }
     }
 
-    /** The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent. */
+    /**
+     * The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent or
+     * (a file) the namespace was freed.
+     */
     private Chunk acquireForWrite(int index) {
         while (true) {
             Chunk c = slot(index);
@@ -432,7 +435,17 @@ public final class RamNamespace {
             int bytes = chunkBytes(index);
             Chunk fresh;
             if (file != null) {
-                fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+                if (closed) {
+                    return null; // removed, its file closed: a command racing the removal
+                }
+                try {
+                    fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+                } catch (java.io.UncheckedIOException e) {
+                    if (closed) {
+                        return null; // the file closed while this region was being mapped
+                    }
+                    throw e;
+                }
             } else if (!budget.tryReserve(bytes)) {
                 return null;
             } else {
@@ -457,6 +470,11 @@ public final class RamNamespace {
             fresh.release();
             fresh.release();
         }
+    }
+
+    /** Why a write found no chunk: the namespace was removed meanwhile, or the memory budget is spent. */
+    private int noChunkStatus() {
+        return closed ? Status.dnr(Status.INVALID_NAMESPACE) : Status.CAPACITY_EXCEEDED;
     }
 
     private void deallocate(int index) {

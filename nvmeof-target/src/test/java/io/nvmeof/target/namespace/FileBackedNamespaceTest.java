@@ -185,6 +185,19 @@ class FileBackedNamespaceTest {
     }
 
     @Test
+    void commandsRacingTheRemovalOfAFileNamespaceFailCleanly() {
+        RamNamespace ns = open(dir.resolve("gone.img"), 4L << 30); // four 1 GiB regions, none mapped yet
+        assertEquals(Status.SUCCESS, ns.write(random(BS, 8), 0, 0, BS));
+        ns.free(); // removed: the file is closed
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                ns.write(random(BS, 9), 0, 3L << 30, BS),
+                "a region never mapped cannot be mapped any more");
+        assertArrayEquals(new byte[BS], read(ns, 2L << 30, BS), "a read racing the removal reads zeroes");
+        ns.zero(1L << 30, BS, false); // nothing to zero, no failure
+    }
+
+    @Test
     void writeZeroesWithoutDeallocateZeroesInTheFile() {
         Path file = dir.resolve("z.img");
         RamNamespace ns = open(file, 4L * CHUNK);
