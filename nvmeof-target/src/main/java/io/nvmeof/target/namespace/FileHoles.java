@@ -18,8 +18,10 @@ import java.nio.file.StandardCopyOption;
  * file system cannot punch holes, {@link #open} returns null and says why in the log, and the namespace keeps its
  * blocks on deallocate as before ({@link RamNamespace#deallocates()} is false).
  *
- * <p>One per {@link MappedFile}, with its own descriptor on the file (opened for writing, closed with the file).
- * {@link #punch} is a blocking system call: the target calls it on its namespace worker thread, never on a queue's.
+ * <p>One per {@link MappedFile}, with its own descriptor on the file (opened for writing, closed with the file). The
+ * descriptor is used and closed under this object's monitor, so a punch that comes after the namespace was removed
+ * fails instead of reaching a descriptor number the process has given to another file. {@link #punch} is a blocking
+ * system call: the target calls it on its namespace worker thread, never on a queue's.
  */
 final class FileHoles {
     private static final Logger LOG = System.getLogger("io.nvmeof.target.namespace");
@@ -30,7 +32,9 @@ final class FileHoles {
     private static final String UNAVAILABLE = load();
 
     private final Path path;
-    private final int fd;
+    /** The descriptor, -1 once closed; used under this object's monitor only, so no call ever reaches a reused one. */
+    private int fd;
+
     private final long blockSize;
 
     private FileHoles(Path path, int fd, long blockSize) {
@@ -113,7 +117,10 @@ final class FileHoles {
      *
      * @throws IOException if the file system refuses (the message names the file and errno)
      */
-    void punch(long offset, long length) throws IOException {
+    synchronized void punch(long offset, long length) throws IOException {
+        if (fd < 0) {
+            throw new IOException("namespace file " + path + " is closed (the namespace was removed)");
+        }
         int r = punchHole0(fd, offset, length);
         if (r != 0) {
             throw new IOException("fallocate(PUNCH_HOLE) of " + length + " bytes at " + offset + " in " + path
@@ -122,13 +129,16 @@ final class FileHoles {
     }
 
     /** The bytes the file occupies on its device (st_blocks * 512, what {@code du} shows), or -1 if unknown. */
-    long allocatedBytes() {
-        long r = allocatedBytes0(fd);
+    synchronized long allocatedBytes() {
+        long r = fd < 0 ? -1 : allocatedBytes0(fd);
         return r < 0 ? -1 : r;
     }
 
-    void close() {
-        close0(fd);
+    synchronized void close() {
+        if (fd >= 0) {
+            close0(fd);
+            fd = -1;
+        }
     }
 
     private static native int open0(String path);

@@ -318,6 +318,9 @@ public final class RamNamespace {
     }
 
     private void punchHoles(long offset, long length) {
+        if (closed) {
+            return; // removed while the command waited for the worker: nothing left to deallocate
+        }
         long block = file.holeBlockSize();
         long end = offset + length;
         long start = (offset + block - 1) & -block;
@@ -328,7 +331,14 @@ public final class RamNamespace {
         }
         zeroInPlace(offset, start - offset, false);
         zeroInPlace(stop, end - stop, false);
-        file.punch(start, stop - start);
+        try {
+            file.punch(start, stop - start);
+        } catch (java.io.UncheckedIOException e) {
+            if (closed) {
+                return; // removed meanwhile (its file closed)
+            }
+            throw e;
+        }
         // The punch took the range's pages out of the page cache; a memory registration (RDMA) pins the pages it was
         // made on, so the chunks over the range are dropped from the table and come back, registered anew on the
         // file's new pages, on their next use. Commands still holding an old chunk were concurrent with this one.

@@ -195,6 +195,8 @@ class FileBackedNamespaceTest {
                 "a region never mapped cannot be mapped any more");
         assertArrayEquals(new byte[BS], read(ns, 2L << 30, BS), "a read racing the removal reads zeroes");
         ns.zero(1L << 30, BS, false); // nothing to zero, no failure
+        ns.zero(0, 1L << 20, true); // a deallocate that waited for the worker: no punch on a closed descriptor
+        assertEquals(-1, ns.fileAllocatedBytes());
     }
 
     @Test
