@@ -478,6 +478,22 @@ public final class NvmeTarget implements AutoCloseable {
         return openListener(lc, portId);
     }
 
+    /**
+     * Opens a listener at run time that serves only the subsystems later added to it ({@link #addSubsystemListener}),
+     * as SPDK's nvmf_subsystem_add_listener does: subsystems that were reachable on every listener (flags, a config
+     * naming no listeners) keep the listeners they have now and are not reachable on this one.
+     */
+    public synchronized TargetListener addListenerForSubsystems(ListenerConfig lc) throws IOException {
+        List<Integer> now = new ArrayList<>();
+        ports.forEach(p -> now.add(p.portId()));
+        for (Subsystem s : subsystems) {
+            if (s.anyListener()) {
+                s.restrictListeners(now);
+            }
+        }
+        return addListener(lc);
+    }
+
     /** Closes the listener with PORTID {@code portId} (and so its queues); false if there is none. */
     public synchronized boolean removeListener(int portId) {
         for (TargetListener l : listeners) {

@@ -231,7 +231,7 @@ final class NvmfMethods {
                     t.maxQueueDepth(),
                     t.inCapsuleDataSize());
             try {
-                l = m.target().addListener(lc);
+                l = m.target().addListenerForSubsystems(lc);
             } catch (IOException e) {
                 throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
             }

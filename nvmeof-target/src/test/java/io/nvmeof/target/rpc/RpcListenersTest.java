@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.target.NvmeTarget;
+import io.nvmeof.target.config.ListenerConfig;
+import io.nvmeof.target.config.NamespaceConfig;
+import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.e2e.RawTcpHost;
 import java.io.IOException;
@@ -27,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RpcListenersTest {
     private static final String ONE = "nqn.2016-06.io.spdk:cnode1";
     private static final String TWO = "nqn.2016-06.io.spdk:cnode2";
+    private static final String FLAG = "nqn.2024-01.io.nvmeof:flags"; // as bin/nvmeof-target --namespace makes one
 
     @TempDir
     Path dir;
@@ -73,6 +77,37 @@ class RpcListenersTest {
 
     private JsonNode listenAddresses(String nqn) throws Exception {
         return ok("nvmf_get_subsystems", "{\"nqn\":\"" + nqn + "\"}").get(0).get("listen_addresses");
+    }
+
+    @Test
+    void aFlagSubsystemStaysOnTheStartListenersWhenOneIsAddedForAnother() throws Exception {
+        stop();
+        target = NvmeTarget.start(new TargetConfig(
+                List.of(new ListenerConfig("tcp", "127.0.0.1", 0, 128, 16384)),
+                List.of(new SubsystemConfig(
+                        FLAG, true, List.of(), List.of(NamespaceConfig.of(1, 1 << 20)), null, null)),
+                1L << 30,
+                0));
+        server = new RpcServer(new Management(target)).listenUnix(socket);
+        int startPort = target.boundAddresses().get(0).getPort();
+        ok("nvmf_create_subsystem", "{\"nqn\":\"" + ONE + "\",\"allow_any_host\":true}");
+        ok(
+                "nvmf_subsystem_add_listener",
+                listener(
+                        ONE,
+                        RpcServerTest.JSON.readTree(
+                                "{\"trtype\":\"tcp\",\"adrfam\":\"IPv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"0\"}")));
+        int onePort =
+                Integer.parseInt(listenAddresses(ONE).get(0).get("trsvcid").asText());
+        assertEquals(1, listenAddresses(FLAG).size(), "the flag subsystem keeps the start listener only");
+        assertTrue(Status.isSuccess(connect(startPort, FLAG)));
+        assertTrue(Status.is(connect(onePort, FLAG), Status.CONNECT_INVALID_HOST));
+        assertTrue(Status.is(connect(startPort, ONE), Status.CONNECT_INVALID_HOST));
+        assertTrue(Status.isSuccess(connect(onePort, ONE)));
+        // the start listener added to ONE as well: both reachable there
+        ok("nvmf_subsystem_add_listener", listener(ONE, listenAddresses(FLAG).get(0)));
+        assertTrue(Status.isSuccess(connect(startPort, ONE)));
+        assertEquals(2, target.listeners().size());
     }
 
     @Test
