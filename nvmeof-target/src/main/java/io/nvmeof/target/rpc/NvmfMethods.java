@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import io.nvmeof.core.command.AnaState;
+import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
@@ -17,9 +18,11 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The nvmf_* methods that change the target. Listeners are the target's: every subsystem is reachable on every
- * listener, so nvmf_subsystem_add_listener opens a listener unless one is open at that address already, and
- * nvmf_subsystem_remove_listener closes it for every subsystem.
+ * The nvmf_* methods that change the target. Listeners are per subsystem, as in SPDK: nvmf_subsystem_add_listener
+ * opens a listener unless one is open at that address already and makes the subsystem reachable on it (the discovery
+ * NQN is reachable on every listener: for it the call only opens one); nvmf_subsystem_remove_listener makes the
+ * subsystem unreachable there (its controllers on that listener are torn down) and closes a listener it opened once no
+ * subsystem is left on it (listeners the daemon started with stay open).
  */
 final class NvmfMethods {
     private final Management m;
@@ -92,7 +95,8 @@ final class NvmfMethods {
                 List.of(),
                 p.string("serial_number", null),
                 p.string("model_number", null),
-                List.of());
+                List.of(),
+                List.of()); // reachable on no listener until nvmf_subsystem_add_listener (SPDK)
         m.target().addSubsystem(sc);
         return BooleanNode.TRUE;
     }
@@ -100,7 +104,14 @@ final class NvmfMethods {
     private JsonNode deleteSubsystem(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_delete_subsystem", params, Set.of("nqn", "tgt_name"));
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
+        List<Integer> had = new java.util.ArrayList<>();
+        m.target().listeners().forEach(l -> {
+            if (s.reachableOn(l.portInfo().portId())) {
+                had.add(l.portInfo().portId());
+            }
+        });
         m.target().removeSubsystem(s.nqn());
+        had.forEach(this::closeIfUnused);
         return BooleanNode.TRUE;
     }
 
@@ -208,46 +219,82 @@ final class NvmfMethods {
 
     private JsonNode addListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_add_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn); // reachable on every listener: only opens it
+        if (!discovery) {
+            m.requireSubsystem(p.method(), nqn);
+        }
         ListenAddress a = ListenAddress.parse(p);
         if (p.bool("secure_channel", false)) {
             throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is not supported");
         }
-        if (find(a) != null) {
-            return BooleanNode.TRUE; // the target's listeners serve every subsystem
+        TargetListener l = find(a);
+        if (l == null) {
+            TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
+            ListenerConfig lc = new ListenerConfig(
+                    a.trtype().toLowerCase(java.util.Locale.ROOT),
+                    a.traddr(),
+                    a.port(),
+                    t.maxQueueDepth(),
+                    t.inCapsuleDataSize());
+            try {
+                l = m.target().addListenerForSubsystems(lc);
+            } catch (IOException e) {
+                throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+            }
+            m.rpcListeners.add(l.portInfo().portId());
         }
-        TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
-        ListenerConfig lc = new ListenerConfig(
-                a.trtype().toLowerCase(java.util.Locale.ROOT),
-                a.traddr(),
-                a.port(),
-                t.maxQueueDepth(),
-                t.inCapsuleDataSize());
-        try {
-            m.target().addListener(lc);
-        } catch (IOException e) {
-            throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+        if (discovery) {
+            m.discoveryListeners.add(l.portInfo().portId());
+        } else {
+            m.target().addSubsystemListener(nqn, l.portInfo().portId()); // already there: SPDK succeeds too
         }
         return BooleanNode.TRUE;
     }
 
     private JsonNode removeListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_remove_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn);
+        Subsystem s = discovery ? m.target().discoverySubsystem() : m.requireSubsystem(p.method(), nqn);
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        boolean has = l != null
+                && (discovery
+                        ? m.discoveryListeners.contains(l.portInfo().portId())
+                        : s.reachableOn(l.portInfo().portId()));
+        if (!has) {
+            throw RpcException.invalidParams(p.method() + ": " + nqn + " has no listener at that address");
         }
-        m.target().removeListener(l.portInfo().portId());
+        int portId = l.portInfo().portId();
+        if (discovery) {
+            m.discoveryListeners.remove(portId);
+        } else {
+            m.target().removeSubsystemListener(nqn, portId);
+        }
+        closeIfUnused(portId);
         return BooleanNode.TRUE;
+    }
+
+    /**
+     * Closes a listener nvmf_subsystem_add_listener opened once no subsystem is left on it and the discovery NQN was
+     * not added to it, as SPDK's transport listeners (counted by the subsystems that use them) close. Listeners the
+     * daemon started with stay open.
+     */
+    private void closeIfUnused(int portId) {
+        if (m.rpcListeners.contains(portId)
+                && !m.discoveryListeners.contains(portId)
+                && !m.target().listenerInUse(portId)) {
+            m.target().removeListener(portId);
+            m.rpcListeners.remove(portId);
+        }
     }
 
     private JsonNode setAnaState(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_listener_set_ana_state", params, LISTENER_PARAMS);
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        if (l == null || !s.reachableOn(l.portInfo().portId())) {
+            throw RpcException.invalidParams(p.method() + ": " + s.nqn() + " has no listener at that address");
         }
         String text = p.requireString("ana_state");
         AnaState state;
