@@ -1,0 +1,54 @@
+package io.nvmeof.initiator.multipath;
+
+import io.nvmeof.initiator.ConnectOptions;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link MultipathNamespace} connects and behaves.
+ *
+ * @param connect          the options of every path's controller (one host identity for all of them)
+ * @param policy           the path selection policy; null: the URI's {@code iopolicy=} (default numa)
+ * @param reconnectDelay   how long after a path's controller failed (or a reconnect failed) the path is connected
+ *                         again; Linux's {@code reconnect_delay} for that path
+ * @param noPathTimeout    how long a command waits for a usable path while none is, counted from its first path
+ *                         error (or from its submission when no path was usable then); null: the URI's command
+ *                         timeout. Then it fails with the last path error
+ */
+public record MultipathOptions(
+        ConnectOptions connect, IoPolicy policy, Duration reconnectDelay, Duration noPathTimeout) {
+    /** Two seconds: shorter than Linux's 10 s default, since a path here is one of several. */
+    public static final Duration DEFAULT_RECONNECT_DELAY = Duration.ofSeconds(2);
+
+    public MultipathOptions {
+        Objects.requireNonNull(connect, "connect");
+        Objects.requireNonNull(reconnectDelay, "reconnectDelay");
+        if (reconnectDelay.isNegative() || reconnectDelay.isZero()) {
+            throw new IllegalArgumentException("reconnectDelay must be positive: " + reconnectDelay);
+        }
+        if (noPathTimeout != null && noPathTimeout.isNegative()) {
+            throw new IllegalArgumentException("noPathTimeout must not be negative: " + noPathTimeout);
+        }
+    }
+
+    /** Default connect options, the URI's policy, a 2 s reconnect delay, the command timeout without a path. */
+    public static MultipathOptions defaults() {
+        return new MultipathOptions(ConnectOptions.defaults(), null, DEFAULT_RECONNECT_DELAY, null);
+    }
+
+    public MultipathOptions withPolicy(IoPolicy p) {
+        return new MultipathOptions(connect, p, reconnectDelay, noPathTimeout);
+    }
+
+    public MultipathOptions withReconnectDelay(Duration d) {
+        return new MultipathOptions(connect, policy, d, noPathTimeout);
+    }
+
+    public MultipathOptions withNoPathTimeout(Duration d) {
+        return new MultipathOptions(connect, policy, reconnectDelay, d);
+    }
+
+    public MultipathOptions withConnect(ConnectOptions c) {
+        return new MultipathOptions(c, policy, reconnectDelay, noPathTimeout);
+    }
+}
