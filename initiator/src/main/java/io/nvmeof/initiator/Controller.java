@@ -46,6 +46,7 @@ public final class Controller implements AutoCloseable {
     private final ControllerTimer timer;
     private final NamespaceScanner namespaces;
     private final AsyncEvents events;
+    private final ControllerStates states;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile NvmeException failure;
@@ -74,6 +75,7 @@ public final class Controller implements AutoCloseable {
         this.timer = new ControllerTimer(this, "nvmeof-ctrl-" + id + "-timer");
         this.namespaces = new NamespaceScanner(this);
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
+        this.states = new ControllerStates(this, options.stateListeners(), "nvmeof-ctrl-" + id + "-state");
     }
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
@@ -88,8 +90,17 @@ public final class Controller implements AutoCloseable {
         try {
             new ControllerBringUp(c).run();
         } catch (NvmeException | RuntimeException | Error e) {
+            c.states.changeFromAny(
+                    ControllerState.FAILED,
+                    "connect failed: " + e.getMessage(),
+                    e instanceof NvmeException ne ? ne : new NvmeException(String.valueOf(e.getMessage()), e));
             c.abort();
             throw e;
+        }
+        if (!c.states.change(ControllerState.CONNECTING, ControllerState.LIVE, "connected", null)) {
+            NvmeException f = c.failure;
+            c.abort();
+            throw f != null ? f : new NvmeTransportException("the controller failed while connecting");
         }
         LOG.log(Level.INFO, () -> "connected " + c);
         return c;
@@ -119,9 +130,7 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException(
                     "entry for " + entry.subnqn() + " is a " + entry.subtypeName() + ", not an NVM subsystem");
         }
-        return open(
-                uri.forEntry(entry),
-                new ConnectOptions(host, options.connectTimeout(), options.transport(), options.ioMode()));
+        return open(uri.forEntry(entry), options.withHostIdentity(host));
     }
 
     /**
@@ -225,6 +234,59 @@ public final class Controller implements AutoCloseable {
     /** The I/O queues' engine and busy polling: {@link ConnectOptions#ioMode()}, else the URI's engine= and hipri=. */
     public IoMode ioMode() {
         return options.ioMode() != null ? options.ioMode() : uri.ioMode();
+    }
+
+    /** keep_alive_tmo (KATO) in milliseconds: the options', else the URI's; 0 when off. */
+    public int keepAliveTimeoutMillis() {
+        return options.keepAliveTmo() != null
+                ? (int) Math.min(Integer.MAX_VALUE, options.keepAliveTmo().toMillis())
+                : uri.katoMillis();
+    }
+
+    /** reconnect_delay: the options', else the URI's. */
+    public Duration reconnectDelay() {
+        return options.reconnectDelay() != null ? options.reconnectDelay() : uri.reconnectDelay();
+    }
+
+    /**
+     * ctrl_loss_tmo: the options', else the URI's; negative: for ever ({@link NvmeUri#NEVER}); zero: no reconnect.
+     * Always zero for a discovery controller.
+     */
+    public Duration ctrlLossTimeout() {
+        if (uri.isDiscovery()) {
+            return Duration.ZERO;
+        }
+        return options.ctrlLossTmo() != null ? options.ctrlLossTmo() : uri.ctrlLossTmo();
+    }
+
+    /** fast_io_fail_tmo: the options', else the URI's; negative: off. */
+    public Duration fastIoFailTimeout() {
+        return options.fastIoFailTmo() != null ? options.fastIoFailTmo() : uri.fastIoFailTmo();
+    }
+
+    /** Whether a lost connection is reconnected (ctrl_loss_tmo ≠ 0 and not a discovery controller). */
+    boolean reconnects() {
+        return !ctrlLossTimeout().isZero();
+    }
+
+    // ---- state (ControllerState) ----
+
+    /** The controller's state now (see {@link ControllerState}). */
+    public ControllerState state() {
+        return states.get();
+    }
+
+    /**
+     * Adds a listener told each later state change, on the controller's state thread (see
+     * {@link ControllerStateListener}). To see CONNECTING and the first LIVE too, use
+     * {@link ConnectOptions.Builder#stateListener}.
+     */
+    public void addStateListener(ControllerStateListener listener) {
+        states.addListener(Objects.requireNonNull(listener));
+    }
+
+    public void removeStateListener(ControllerStateListener listener) {
+        states.removeListener(listener);
     }
 
     /** The per-command timeout. */
@@ -354,6 +416,7 @@ public final class Controller implements AutoCloseable {
             }
             failure = cause;
         }
+        states.changeFromAny(ControllerState.FAILED, cause.getMessage(), cause);
         LOG.log(
                 Level.WARNING,
                 "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " failed: "
@@ -472,6 +535,8 @@ public final class Controller implements AutoCloseable {
         timer.shutdown();
         events.shutdown();
         namespaces.deactivateAll();
+        states.changeFromAny(ControllerState.DELETED, "closed", null);
+        states.shutdown();
         LOG.log(Level.INFO, () -> "closed controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort());
     }
 
@@ -482,6 +547,7 @@ public final class Controller implements AutoCloseable {
         queues.closeAll(new NvmeTransportException("connect failed"));
         timer.shutdown();
         events.shutdown();
+        states.shutdown();
     }
 
     @Override

@@ -49,8 +49,8 @@ final class ControllerBringUp {
         CommandQueue admin = controller.queues().open(transport, queueOptions(0, ADMIN_QUEUE_SIZE, 0));
         // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (nvmeof-protocol.md
         // §2.2, §7.1 step 3).
-        CommandSlot.Completion connect =
-                commands.connect(admin, ADMIN_QUEUE_SIZE - 1, uri.katoMillis(), ConnectData.CNTLID_DYNAMIC);
+        CommandSlot.Completion connect = commands.connect(
+                admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
         controller.cntlid = connect.dw0() & 0xFFFF;
         int authreq = connect.dw0() >>> 16;
         if ((authreq & 0x6) != 0) {
@@ -65,8 +65,8 @@ final class ControllerBringUp {
         controller.identity = ControllerIdentity.parse(controller.identifyPage);
         checkIdentity(controller.identity);
 
-        if (uri.katoMillis() > 0) {
-            controller.timer().startKeepAlive(uri.katoMillis());
+        if (controller.keepAliveTimeoutMillis() > 0) {
+            controller.timer().startKeepAlive(controller.keepAliveTimeoutMillis());
         }
         if (!uri.isDiscovery()) {
             createIoQueues();
