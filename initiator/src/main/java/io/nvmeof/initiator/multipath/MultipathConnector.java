@@ -114,7 +114,9 @@ final class MultipathConnector implements NamespacePath.Owner {
                     co,
                     uris.get(i).nsid(),
                     owner,
-                    options.reconnectDelay(),
+                    options.reconnectDelay() != null
+                            ? options.reconnectDelay()
+                            : uris.get(i).reconnectDelay(),
                     "nvmeof-mpath-" + id + "-path-" + i);
         }
         boolean[] connected = new boolean[paths.length];

@@ -10,20 +10,16 @@ import java.util.Objects;
  * @param connect          the options of every path's controller (one host identity for all of them)
  * @param policy           the path selection policy; null: the URI's {@code iopolicy=} (default numa)
  * @param reconnectDelay   how long after a path's controller failed (or a reconnect failed) the path is connected
- *                         again; Linux's {@code reconnect_delay} for that path
+ *                         again; null: the URI's {@code reconnect_delay} (Linux's name and default, 10 s)
  * @param noPathTimeout    how long a command waits for a usable path while none is, counted from its first path
  *                         error (or from its submission when no path was usable then); null: the URI's command
  *                         timeout. Then it fails with the last path error
  */
 public record MultipathOptions(
         ConnectOptions connect, IoPolicy policy, Duration reconnectDelay, Duration noPathTimeout) {
-    /** Two seconds: shorter than Linux's 10 s default, since a path here is one of several. */
-    public static final Duration DEFAULT_RECONNECT_DELAY = Duration.ofSeconds(2);
-
     public MultipathOptions {
         Objects.requireNonNull(connect, "connect");
-        Objects.requireNonNull(reconnectDelay, "reconnectDelay");
-        if (reconnectDelay.isNegative() || reconnectDelay.isZero()) {
+        if (reconnectDelay != null && (reconnectDelay.isNegative() || reconnectDelay.isZero())) {
             throw new IllegalArgumentException("reconnectDelay must be positive: " + reconnectDelay);
         }
         if (noPathTimeout != null && noPathTimeout.isNegative()) {
@@ -31,9 +27,9 @@ public record MultipathOptions(
         }
     }
 
-    /** Default connect options, the URI's policy, a 2 s reconnect delay, the command timeout without a path. */
+    /** Default connect options, and the URI's policy, reconnect delay and command timeout (as no-path timeout). */
     public static MultipathOptions defaults() {
-        return new MultipathOptions(ConnectOptions.defaults(), null, DEFAULT_RECONNECT_DELAY, null);
+        return new MultipathOptions(ConnectOptions.defaults(), null, null, null);
     }
 
     public MultipathOptions withPolicy(IoPolicy p) {
