@@ -14,6 +14,8 @@ import java.util.List;
  * @param windowNanos   the measured window
  * @param startMillis   wall-clock start (epoch ms)
  * @param failure       what failed (a verify mismatch names the LBA), or null
+ * @param failovers     commands a multipath target URI failed over to another path after a path error (-1: not
+ *                      multipath)
  */
 public record RunResult(
         Workload workload,
@@ -30,7 +32,8 @@ public record RunResult(
         long startMillis,
         String failure,
         int blockSize,
-        int targetCpus) {
+        int targetCpus,
+        long failovers) {
 
     public record JobResult(String name, int jobs, DirStats read, DirStats write) {
         public long ios() {

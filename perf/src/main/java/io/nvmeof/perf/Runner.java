@@ -1,10 +1,11 @@
 package io.nvmeof.perf;
 
+import io.nvmeof.initiator.BlockNamespace;
 import io.nvmeof.initiator.Controller;
-import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
+import io.nvmeof.initiator.multipath.MultipathNamespace;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,14 +61,29 @@ public final class Runner {
     public static RunResult run(Workload w, Setup setup, String targetUri, boolean embedded, Consumer<String> progress)
             throws NvmeException, InterruptedException {
         String uri = jobUri(targetUri, setup, w.iodepth());
+        boolean multipath = NvmeUri.parse(uri).isMultipath();
         List<Controller> ctrls = new ArrayList<>();
+        List<MultipathNamespace> multi = new ArrayList<>();
+        List<BlockNamespace> namespaces = new ArrayList<>();
         List<Job> jobs = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
         try {
+            // Each job its own controller, or with several addresses its own multipath namespace over all of them.
             for (int i = 0; i < w.numjobs(); i++) {
-                ctrls.add(Nvme.connect(uri));
+                if (multipath) {
+                    MultipathNamespace m = MultipathNamespace.connect(uri);
+                    multi.add(m);
+                    namespaces.add(m);
+                } else {
+                    Controller c = Nvme.connect(uri);
+                    ctrls.add(c);
+                    namespaces.add(
+                            namespaces.isEmpty()
+                                    ? c.namespace()
+                                    : c.namespace(namespaces.get(0).nsid()));
+                }
             }
-            Namespace ns0 = ctrls.get(0).namespace();
+            BlockNamespace ns0 = namespaces.get(0);
             int blockSize = ns0.blockSize();
             long nsBytes = ns0.sizeBytes();
             if (w.bs() % blockSize != 0) {
@@ -100,15 +116,16 @@ public final class Runner {
                         + ") is smaller than --bs " + w.bs());
             }
             for (int i = 0; i < w.numjobs(); i++) {
-                Controller c = ctrls.get(i);
-                if (c.ioQueueDepth() < w.iodepth()) {
+                Controller c = multipath ? firstConnected(multi.get(i)) : ctrls.get(i);
+                if (c != null && c.ioQueueDepth() < w.iodepth()) {
                     throw new BadWorkloadException("--iodepth " + w.iodepth() + " is deeper than the I/O queue the "
                             + "target grants (" + c.ioQueueDepth() + " entries)");
                 }
                 long start = w.offset() + (w.verify() ? i * perJob : 0);
-                jobs.add(new Job(i, w, c.namespace(ns0.nsid()), start, perJob, w.seed() * 31 + i));
+                jobs.add(new Job(i, w, namespaces.get(i), start, perJob, w.seed() * 31 + i));
             }
-            Controller admin = ctrls.get(0);
+            java.util.function.Supplier<Controller> admin =
+                    multipath ? () -> firstConnected(multi.get(0)) : () -> ctrls.get(0);
             long startMillis = System.currentTimeMillis();
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
@@ -134,7 +151,7 @@ public final class Runner {
             }
             try {
                 sleepUntil(rampEnd);
-                tBefore = TargetStats.read(admin);
+                tBefore = readStats(admin);
                 iBefore = CpuSample.self();
                 for (Job j : jobs) {
                     j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
@@ -144,16 +161,16 @@ public final class Runner {
                 if (!w.verify()) {
                     sleepUntil(end); // the window ends now: sample, then let the jobs drain
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                     for (Thread t : threads) {
-                        t.join(Math.max(1000, admin.commandTimeout().toMillis() + 5000));
+                        t.join(Math.max(1000, ns0.commandTimeout().toMillis() + 5000));
                     }
                 } else {
                     for (Thread t : threads) {
                         t.join();
                     }
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                 }
                 String failure = null;
                 for (Job j : jobs) {
@@ -187,6 +204,13 @@ public final class Runner {
                     unknown = tAfter.unknown();
                 }
                 long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long failovers = -1;
+                if (multipath) {
+                    failovers = 0;
+                    for (MultipathNamespace m : multi) {
+                        failovers += m.failovers();
+                    }
+                }
                 return new RunResult(
                         w,
                         setup,
@@ -202,7 +226,8 @@ public final class Runner {
                         startMillis,
                         failure,
                         blockSize,
-                        tCpus);
+                        tCpus,
+                        failovers);
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;
@@ -218,7 +243,28 @@ public final class Runner {
             for (Controller c : ctrls) {
                 c.close();
             }
+            for (MultipathNamespace m : multi) {
+                m.close();
+            }
         }
+    }
+
+    /** The controller of the first connected path of {@code m}, or null if none is connected now. */
+    private static Controller firstConnected(MultipathNamespace m) {
+        for (int i = 0; i < m.paths().size(); i++) {
+            Controller c = m.controller(i);
+            if (c != null && c.isOpen()) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private static TargetStats.Reading readStats(java.util.function.Supplier<Controller> admin) {
+        Controller c = admin.get();
+        return c != null
+                ? TargetStats.read(c)
+                : new TargetStats.Reading(null, 0, 0, "no path to the target is connected");
     }
 
     private static void sleepUntil(long nanoTime) throws InterruptedException {
