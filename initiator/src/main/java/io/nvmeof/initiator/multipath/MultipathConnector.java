@@ -98,10 +98,19 @@ final class MultipathConnector implements NamespacePath.Owner {
             }
         }
         NvmeUri first = uris.get(0);
-        ConnectOptions co = options.connect();
-        if (co.hostIdentity() == null) {
-            co = new ConnectOptions(HostIdentity.of(first.hostNqn()), co.connectTimeout(), co.transport(), co.ioMode());
-        }
+        // One host identity for every path; fast_io_fail_tmo 0: a path's commands fail (and fail over) as soon as
+        // its controller starts reconnecting, as Linux fails multipath requests over without waiting for it.
+        ConnectOptions user = options.connect();
+        ConnectOptions co = new ConnectOptions(
+                user.hostIdentity() != null ? user.hostIdentity() : HostIdentity.of(first.hostNqn()),
+                user.connectTimeout(),
+                user.transport(),
+                user.ioMode(),
+                user.keepAliveTmo(),
+                user.reconnectDelay(),
+                user.ctrlLossTmo(),
+                Duration.ZERO,
+                user.stateListeners());
         IoPolicy policy = options.policy() != null ? options.policy() : IoPolicy.parse(first.iopolicy());
         Duration noPath = options.noPathTimeout() != null ? options.noPathTimeout() : first.timeout();
         int id = IDS.incrementAndGet();

@@ -5,6 +5,9 @@ import io.nvmeof.core.command.LogPageId;
 import io.nvmeof.initiator.AsyncEventListener;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.ControllerState;
+import io.nvmeof.initiator.ControllerStateEvent;
+import io.nvmeof.initiator.ControllerStateListener;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NamespaceIdentity;
 import io.nvmeof.initiator.Nvme;
@@ -18,6 +21,7 @@ import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One path of a {@link MultipathNamespace}: one controller of the subsystem, its {@link Namespace} with the shared
@@ -75,6 +79,9 @@ final class NamespacePath {
     private final Duration reconnectDelay;
     private final ScheduledExecutorService worker;
     private final AsyncEventListener anaListener = this::asyncEvent;
+    private final ControllerStateListener stateListener = this::stateChanged;
+    /** An ANA log read is queued on the worker: path errors of many commands at once ask for one read. */
+    private final AtomicBoolean anaReadQueued = new AtomicBoolean();
 
     private volatile Controller controller;
     private volatile Namespace namespace;
@@ -114,11 +121,19 @@ final class NamespacePath {
 
     // ---- the I/O path ----
 
-    /** Connected, namespace active, ANA state read and optimized or non-optimized. */
+    /**
+     * Controller live (Linux: NVME_CTRL_LIVE), namespace active, ANA state read and optimized or non-optimized.
+     */
     boolean usable() {
+        Controller c = controller;
         Namespace n = namespace;
         AnaState s = ana;
-        return n != null && !anaPending && (s == AnaState.OPTIMIZED || s == AnaState.NON_OPTIMIZED) && n.isActive();
+        return c != null
+                && n != null
+                && !anaPending
+                && (s == AnaState.OPTIMIZED || s == AnaState.NON_OPTIMIZED)
+                && c.state() == ControllerState.LIVE
+                && n.isActive();
     }
 
     /** {@link #usable()} and optimized. */
@@ -158,7 +173,16 @@ final class NamespacePath {
     /** An I/O failed with an ANA status: stop using the path until its ANA log was read again. */
     void anaError() {
         anaPending = true;
-        submitWork(this::readAnaQuietly);
+        queueAnaRead();
+    }
+
+    private void queueAnaRead() {
+        if (anaReadQueued.compareAndSet(false, true)) {
+            submitWork(() -> {
+                anaReadQueued.set(false);
+                readAnaQuietly();
+            });
+        }
     }
 
     /** An I/O failed because the path is gone (transport error, timeout): the health check reconnects it. */
@@ -177,6 +201,7 @@ final class NamespacePath {
             Namespace n = id == 0 ? c.namespace() : c.namespace(id);
             checkSame(c, n);
             c.onAsyncEvent(anaListener);
+            c.addStateListener(stateListener);
             controller = c;
             namespace = n;
             readAna(c, n);
@@ -240,7 +265,7 @@ final class NamespacePath {
     private void readAnaQuietly() {
         Controller c = controller;
         Namespace n = namespace;
-        if (closed || c == null || n == null || !c.isOpen()) {
+        if (closed || c == null || n == null || c.state() != ControllerState.LIVE) {
             return;
         }
         try {
@@ -255,8 +280,22 @@ final class NamespacePath {
     private void asyncEvent(int type, int info, int logPage) {
         if (type == 2 && info == 0x03) {
             anaPending = true;
-            submitWork(this::readAnaQuietly);
+            queueAnaRead();
         }
+    }
+
+    /**
+     * The controller's state thread. Live again after its own reconnect: the ANA states may have changed meanwhile,
+     * so the path waits for a fresh ANA log. Any other change: waiting commands may have a path now, or lost one.
+     */
+    private void stateChanged(ControllerStateEvent e) {
+        if (e.state() == ControllerState.LIVE && e.previous() == ControllerState.RECONNECTING) {
+            anaPending = true;
+            queueAnaRead();
+        } else if (e.state() == ControllerState.FAILED) {
+            submitWork(this::check);
+        }
+        owner.pathChanged(this);
     }
 
     /** The worker, every 200 ms: reconnect a failed path when due; re-read a pending or changing ANA state. */
@@ -265,11 +304,15 @@ final class NamespacePath {
             return;
         }
         Controller c = controller;
-        if (c != null && c.isOpen()) {
+        ControllerState state = c == null ? null : c.state();
+        if (state == ControllerState.LIVE && c.isOpen()) {
             if (anaPending || ana == AnaState.CHANGE) {
                 readAnaQuietly();
             }
             return;
+        }
+        if (state == ControllerState.RECONNECTING || state == ControllerState.CONNECTING) {
+            return; // the controller reconnects itself (reconnect_delay, ctrl_loss_tmo): not usable meanwhile
         }
         if (c != null) {
             // The controller failed: forget it; reconnect after the delay.
@@ -278,6 +321,7 @@ final class NamespacePath {
             namespace = null;
             ana = null;
             c.removeAsyncEventListener(anaListener);
+            c.removeStateListener(stateListener);
             c.close();
             reconnectAt = System.nanoTime() + reconnectDelay.toNanos();
             LOG.log(
