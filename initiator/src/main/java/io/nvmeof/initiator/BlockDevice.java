@@ -61,14 +61,23 @@ public final class BlockDevice {
 
     /** Reads {@code dst.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int read(long offset, ByteBuffer dst) throws NvmeException {
-        return Controller.await(
-                readAsync(offset, dst), namespace.commandTimeout().toNanos());
+        return await(readAsync(offset, dst));
     }
 
     /** Writes {@code src.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int write(long offset, ByteBuffer src) throws NvmeException {
-        return Controller.await(
-                writeAsync(offset, src), namespace.commandTimeout().toNanos());
+        return await(writeAsync(offset, src));
+    }
+
+    /**
+     * Waits as the namespace's own blocking forms do: on one controller past the command timeout while it reconnects
+     * ({@code Controller.awaitIo}); on a multipath namespace up to its {@link BlockNamespace#commandTimeout()}.
+     */
+    private <T> T await(CompletableFuture<T> f) throws NvmeException {
+        if (namespace instanceof Namespace ns) {
+            return ns.controller().awaitIo(f);
+        }
+        return Controller.await(f, namespace.commandTimeout().toNanos());
     }
 
     /** Flushes the namespace (nvmeof-protocol.md §4.3). */

@@ -20,10 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * §7.8), see {@link ControllerBringUp}. Keep Alive goes out every KATO/2 ({@link ControllerTimer}); namespace changes
  * arrive as asynchronous events ({@link AsyncEvents}, {@link NamespaceScanner}).
  *
- * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout <em>fails</em> the controller, as the
- * Linux host's error recovery tears down every connection (nvmeof-protocol.md §7.3): every outstanding command completes with
- * {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out), later commands fail at
- * once, and {@link #failure()} says why. There is no automatic reconnect: connect again.
+ * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout starts the Linux host's error
+ * recovery and <em>reconnect</em> ({@link ControllerRecovery}, nvmeof-protocol.md §7.3): the state goes LIVE →
+ * RECONNECTING, I/O waits in its command slots, an attempt every {@link #reconnectDelay()}, and once the controller is
+ * back (same subsystem, namespaces the same by NGUID/EUI64/UUID) every command that did not complete is sent again
+ * ({@link RetryRules}). After {@link #fastIoFailTimeout()} waiting I/O fails with {@link NvmeFastIoFailException};
+ * after {@link #ctrlLossTimeout()} the controller is FAILED and every command fails with
+ * {@link NvmeControllerLostException}. With ctrl_loss_tmo 0 the first failure is final: every outstanding command
+ * completes with {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out). States:
+ * {@link #state()}, {@link ControllerStateListener}. This object, its {@link Namespace}s and {@link BlockDevice}s stay
+ * valid across reconnects.
  *
  * <p>This class is the public face and owns the lifecycle (open, fail, close); each part of the work is a
  * package-private class of its own: {@link ControllerBringUp}, {@link AdminCommands}, {@link ControllerRegisters},
@@ -47,17 +53,22 @@ public final class Controller implements AutoCloseable {
     private final NamespaceScanner namespaces;
     private final AsyncEvents events;
     private final ControllerStates states;
+    private final ControllerRecovery recovery;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile NvmeException failure;
 
-    // Set by ControllerBringUp on the connecting thread before open() returns; not changed afterwards.
+    /** CRDT1..3 in milliseconds once ACRE is enabled (Host Behavior Support), else null (RetryRules). */
+    volatile int[] commandRetryDelays;
+
+    // Set by ControllerBringUp on the connecting thread before open() returns, and by a reconnect before the gates
+    // open again.
     /** The controller ID the admin Connect returned. */
-    int cntlid;
+    volatile int cntlid;
     /** The raw Identify Controller page. */
-    ByteBuffer identifyPage;
+    volatile ByteBuffer identifyPage;
     /** Identify Controller, decoded; null while connecting. */
-    ControllerIdentity identity;
+    volatile ControllerIdentity identity;
     /** Entries per I/O queue. */
     int ioQueueSize;
     /** In-capsule data bytes allowed on I/O queues. */
@@ -76,6 +87,7 @@ public final class Controller implements AutoCloseable {
         this.namespaces = new NamespaceScanner(this);
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
         this.states = new ControllerStates(this, options.stateListeners(), "nvmeof-ctrl-" + id + "-state");
+        this.recovery = new ControllerRecovery(this, "nvmeof-ctrl-" + id + "-reconnect");
     }
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
@@ -392,20 +404,87 @@ public final class Controller implements AutoCloseable {
         return !closed.get() && failure == null;
     }
 
-    /** A command timed out: fail the controller (its queues close, every other command fails), nvmeof-protocol.md §7.3. */
-    void commandTimedOut(NvmeTimeoutException e) {
-        fail(new NvmeTimeoutException("controller failed: " + e.getMessage()));
+    /**
+     * A command timed out and was told so (no reconnect, or not an I/O command): recover or fail the controller (its
+     * queues close, every other command fails), nvmeof-protocol.md §7.3.
+     */
+    void commandTimedOut(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, NvmeTimeoutException e) {
+        connectionLost(q, connection, e);
     }
 
-    /** A queue closed on its own (connection lost, target closed it): fail the controller unless it is closing. */
-    void queueClosed(CommandQueue q, Throwable cause) {
+    /**
+     * The connection {@code connection} of queue {@code q} failed: it closed, a Keep Alive on it failed or got no
+     * answer, or a command on it timed out. While LIVE this starts a reconnect ({@link ControllerRecovery}), or fails
+     * the controller when reconnecting is off; while CONNECTING it fails the bring-up. A report about a connection
+     * that is no longer the queue's (an old one, closed by a reconnect) is ignored, as is any while reconnecting.
+     */
+    void connectionLost(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, NvmeException cause) {
+        if (closing || q == null) {
+            return;
+        }
+        if ((q.qid == 0 && queues.admin() != q) || (connection != null && q.transport != connection)) {
+            return; // stale
+        }
+        ControllerState s = states.get();
+        if (s == ControllerState.CONNECTING || (s == ControllerState.LIVE && !reconnects())) {
+            fail(
+                    cause instanceof NvmeTimeoutException
+                            ? new NvmeTimeoutException("controller failed: " + cause.getMessage())
+                            : cause);
+        } else if (s == ControllerState.LIVE
+                && states.change(ControllerState.LIVE, ControllerState.RECONNECTING, cause.getMessage(), cause)) {
+            LOG.log(
+                    Level.WARNING,
+                    "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " lost ("
+                            + cause.getMessage() + "); reconnecting every "
+                            + reconnectDelay().toMillis()
+                            + " ms, ctrl_loss_tmo " + describeTmo(ctrlLossTimeout()));
+            recovery.start(cause);
+        }
+    }
+
+    private static String describeTmo(Duration d) {
+        return d.isNegative() ? "-1 (for ever)" : d.toMillis() + " ms";
+    }
+
+    /** A queue closed on its own (connection lost, target closed it). */
+    void queueClosed(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, Throwable cause) {
         if (closing) {
             return;
         }
-        fail(new NvmeTransportException(
-                q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
-                        + (cause != null ? ": " + cause.getMessage() : ""),
-                cause));
+        connectionLost(
+                q,
+                connection,
+                new NvmeTransportException(
+                        q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
+                                + (cause != null ? ": " + cause.getMessage() : ""),
+                        cause));
+    }
+
+    /** A reconnect attempt succeeded: RECONNECTING → LIVE and the gates open; false if the controller was lost or closed meanwhile. */
+    boolean goLive(String reason) {
+        synchronized (this) {
+            if (closing || failure != null) {
+                return false;
+            }
+            if (!states.change(ControllerState.RECONNECTING, ControllerState.LIVE, reason, null)) {
+                return false;
+            }
+        }
+        recovery.resume();
+        // A connection that died between the attempt and now reported while RECONNECTING (ignored): look again.
+        for (CommandQueue q : queues.io()) {
+            if (!q.transport.isOpen()) {
+                connectionLost(q, q.transport, new NvmeTransportException(q.name() + " closed while reconnecting"));
+                break;
+            }
+        }
+        return true;
+    }
+
+    /** ctrl_loss_tmo passed (or the controller came back as another one): FAILED, every waiting command fails. */
+    void lost(NvmeControllerLostException cause) {
+        fail(cause);
     }
 
     /** Fails the controller: closes every queue without writing CC (error recovery, nvmeof-protocol.md §7.3). Idempotent. */
@@ -423,7 +502,44 @@ public final class Controller implements AutoCloseable {
                         + cause.getMessage());
         // The timeout scan keeps running: commands the transport never answers still need their deadline.
         timer.stopKeepAlive();
+        recovery.shutdown();
         queues.closeAll(cause);
+    }
+
+    /** Successful reconnects so far (the perf report counts them). */
+    public long reconnectCount() {
+        return recovery.reconnects();
+    }
+
+    /** Why a parked command must fail now, or null while it may wait: lost, closed, or fast_io_fail_tmo passed. */
+    NvmeException parkedFailure() {
+        NvmeException f = failure;
+        if (f != null) {
+            return f;
+        }
+        if (closing) {
+            return new NvmeTransportException("the controller was closed");
+        }
+        return recovery.fastFail();
+    }
+
+    /** The error of a command that cannot wait for the reconnect (admin, reservations): it is not sent. */
+    NvmeException notLiveError(String what) {
+        NvmeException dead = parkedFailure();
+        if (dead != null) {
+            return dead instanceof NvmeControllerLostException
+                    ? new NvmeControllerLostException(what + " not sent: " + dead.getMessage(), dead)
+                    : new NvmeTransportException(what + " not sent: " + dead.getMessage(), dead);
+        }
+        return new NvmeTransportException(what + " not sent: the controller is reconnecting to " + hostPort());
+    }
+
+    ControllerRecovery recovery() {
+        return recovery;
+    }
+
+    int[] commandRetryDelays() {
+        return commandRetryDelays;
     }
 
     NvmeException failureCause() {
@@ -434,10 +550,16 @@ public final class Controller implements AutoCloseable {
     NvmeException unusable() {
         NvmeException f = failure;
         if (f != null) {
-            return new NvmeTransportException("controller failed: " + f.getMessage(), f);
+            return f instanceof NvmeControllerLostException
+                    ? new NvmeControllerLostException(f.getMessage(), f)
+                    : new NvmeTransportException("controller failed: " + f.getMessage(), f);
         }
         if (closed.get()) {
             return new NvmeTransportException("the controller is closed");
+        }
+        NvmeException fast = recovery.fastFail();
+        if (fast != null) {
+            return new NvmeFastIoFailException(fast.getMessage(), fast);
         }
         return null;
     }
@@ -445,6 +567,11 @@ public final class Controller implements AutoCloseable {
     /** Neither closing nor failed: Keep Alive and AERs may go out. */
     boolean isRunning() {
         return !closing && failure == null;
+    }
+
+    /** Whether a Keep Alive may go out now: running and LIVE (not while reconnecting). */
+    boolean isLive() {
+        return isRunning() && states.get() == ControllerState.LIVE;
     }
 
     /** close() or a failed bring-up has started: queue closes and late completions are expected. */
@@ -497,7 +624,21 @@ public final class Controller implements AutoCloseable {
 
     /** Waits for a command future (the blocking forms of {@link Namespace} and {@link BlockDevice}). */
     static <T> T await(java.util.concurrent.CompletableFuture<T> f, long timeoutNanos) throws NvmeException {
-        return AdminCommands.await(f, timeoutNanos);
+        return AdminCommands.await(f, timeoutNanos, null);
+    }
+
+    /**
+     * Waits for an I/O command's future: past the command timeout too while the controller reconnects (the command
+     * is parked, and ctrl_loss_tmo or close() bounds the wait).
+     */
+    <T> T awaitIo(java.util.concurrent.CompletableFuture<T> f) throws NvmeException {
+        return AdminCommands.await(f, timeoutNanos, this::mayStillComplete);
+    }
+
+    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
+    private boolean mayStillComplete() {
+        ControllerState s = states.get();
+        return reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
     }
 
     String hostPort() {
@@ -523,6 +664,8 @@ public final class Controller implements AutoCloseable {
             closing = true;
         }
         timer.stopKeepAlive();
+        recovery.shutdown();
+        orderly &= states.get() == ControllerState.LIVE;
         queues.closeIo(cause);
         if (orderly && registers.enabled() && queues.admin() != null) {
             try {
@@ -544,6 +687,7 @@ public final class Controller implements AutoCloseable {
     private void abort() {
         closed.set(true);
         closing = true;
+        recovery.shutdown();
         queues.closeAll(new NvmeTransportException("connect failed"));
         timer.shutdown();
         events.shutdown();

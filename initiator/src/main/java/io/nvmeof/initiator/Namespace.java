@@ -203,7 +203,7 @@ public final class Namespace implements BlockNamespace {
     /** Reads {@code blocks} blocks from {@code lba} into {@code dst} and waits. */
     @Override
     public void read(long lba, int blocks, ByteBuffer dst) throws NvmeException {
-        Controller.await(readAsync(lba, blocks, dst), controller.timeoutNanos());
+        controller.awaitIo(readAsync(lba, blocks, dst));
     }
 
     @Override
@@ -228,7 +228,7 @@ public final class Namespace implements BlockNamespace {
     /** Writes {@code blocks} blocks from {@code src} at {@code lba} and waits. */
     @Override
     public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
-        Controller.await(writeAsync(lba, blocks, src), controller.timeoutNanos());
+        controller.awaitIo(writeAsync(lba, blocks, src));
     }
 
     @Override
@@ -256,7 +256,7 @@ public final class Namespace implements BlockNamespace {
      */
     @Override
     public void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException {
-        Controller.await(compareAsync(lba, blocks, expected), controller.timeoutNanos());
+        controller.awaitIo(compareAsync(lba, blocks, expected));
     }
 
     @Override
@@ -281,7 +281,7 @@ public final class Namespace implements BlockNamespace {
     /** Makes completed writes durable (Flush, nvmeof-protocol.md §4.3) and waits. */
     @Override
     public void flush() throws NvmeException {
-        Controller.await(flushAsync(), controller.timeoutNanos());
+        controller.awaitIo(flushAsync());
     }
 
     @Override
@@ -306,7 +306,7 @@ public final class Namespace implements BlockNamespace {
     /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, nvmeof-protocol.md §4.4) and waits. */
     @Override
     public void writeZeroes(long lba, int blocks) throws NvmeException {
-        Controller.await(writeZeroesAsync(lba, blocks), controller.timeoutNanos());
+        controller.awaitIo(writeZeroesAsync(lba, blocks));
     }
 
     @Override
@@ -330,7 +330,7 @@ public final class Namespace implements BlockNamespace {
      */
     @Override
     public void deallocate(LbaRange... ranges) throws NvmeException {
-        Controller.await(deallocateAsync(List.of(ranges)), controller.timeoutNanos());
+        controller.awaitIo(deallocateAsync(List.of(ranges)));
     }
 
     @Override

@@ -224,9 +224,6 @@ public final class FioOutput {
         o.put("target_embedded", r.embeddedTarget());
         o.put("block_size", r.blockSize());
         o.put("window_ns", r.windowNanos());
-        if (r.failovers() >= 0) {
-            o.put("failovers", r.failovers());
-        }
         ObjectNode per = o.putObject("cpu_us_per_io");
         putNumber(per, "initiator", r.initiatorCpuPerIo());
         putNumber(per, "target", r.targetCpuPerIo());
@@ -246,6 +243,8 @@ public final class FioOutput {
         m.put("cores", machine.cores());
         m.put("os", machine.os());
         m.put("java", machine.java());
+        o.put("reconnects", r.reconnects());
+        o.put("failovers", r.failovers());
         if (r.failure() != null) {
             o.put("failure", r.failure());
         }
@@ -303,6 +302,8 @@ public final class FioOutput {
                 r.setup().emulated() ? ", EMULATED" : "",
                 r.targetUri(),
                 r.embeddedTarget() ? " (started by nvmeof-perf)" : ""));
+        sb.append(String.format(
+                Locale.ROOT, "  paths        : reconnects=%d, failovers=%d%n", r.reconnects(), r.failovers()));
         String target;
         if (r.targetCpu() != null) {
             target = String.format(
@@ -316,12 +317,6 @@ public final class FioOutput {
         }
         sb.append(String.format(
                 Locale.ROOT, "  cpu per I/O  : initiator=%.2f us, target=%s%n", r.initiatorCpuPerIo(), target));
-        if (r.failovers() >= 0) {
-            sb.append(String.format(
-                    Locale.ROOT,
-                    "  multipath    : failovers=%d (commands sent again after a path error)%n",
-                    r.failovers()));
-        }
         sb.append(String.format("  machine      : %s%n", machine));
         sb.append(String.format("%nRun status group 0 (all jobs):%n"));
         for (int k = 0; k < 2; k++) {

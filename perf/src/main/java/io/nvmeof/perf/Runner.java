@@ -1,15 +1,19 @@
 package io.nvmeof.perf;
 
 import io.nvmeof.initiator.BlockNamespace;
+import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.ControllerState;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.initiator.multipath.MultipathNamespace;
+import io.nvmeof.initiator.multipath.PathStatus;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /** Runs one workload over one setup against one target URI: connects the jobs, ramps, measures, collects. */
@@ -65,23 +69,39 @@ public final class Runner {
         List<Controller> ctrls = new ArrayList<>();
         List<MultipathNamespace> multi = new ArrayList<>();
         List<BlockNamespace> namespaces = new ArrayList<>();
-        List<Job> jobs = new ArrayList<>();
+        List<Job> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicReference<String> lost = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         try {
             // Each job its own controller, or with several addresses its own multipath namespace over all of them.
             for (int i = 0; i < w.numjobs(); i++) {
                 if (multipath) {
+                    // Its paths reconnect on their own; a command with no usable path fails after the no-path timeout
+                    // and ends the job.
                     MultipathNamespace m = MultipathNamespace.connect(uri);
                     multi.add(m);
                     namespaces.add(m);
-                } else {
-                    Controller c = Nvme.connect(uri);
-                    ctrls.add(c);
-                    namespaces.add(
-                            namespaces.isEmpty()
-                                    ? c.namespace()
-                                    : c.namespace(namespaces.get(0).nsid()));
+                    continue;
                 }
+                // A controller lost for good (ctrl_loss_tmo passed) stops every job at once: the run ends with the
+                // reason instead of waiting out its runtime.
+                Controller c = Nvme.connect(
+                        NvmeUri.parse(uri),
+                        ConnectOptions.builder()
+                                .stateListener(e -> {
+                                    if (e.state() == ControllerState.FAILED) {
+                                        lost.compareAndSet(null, "the controller was lost: " + e.reason());
+                                        for (Job j : jobs) {
+                                            j.stop = true;
+                                        }
+                                    }
+                                })
+                                .build());
+                ctrls.add(c);
+                namespaces.add(
+                        namespaces.isEmpty()
+                                ? c.namespace()
+                                : c.namespace(namespaces.get(0).nsid()));
             }
             BlockNamespace ns0 = namespaces.get(0);
             int blockSize = ns0.blockSize();
@@ -150,7 +170,7 @@ public final class Runner {
                 prog.start();
             }
             try {
-                sleepUntil(rampEnd);
+                sleepUntil(rampEnd, jobs, lost);
                 tBefore = readStats(admin);
                 iBefore = CpuSample.self();
                 for (Job j : jobs) {
@@ -159,7 +179,7 @@ public final class Runner {
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
-                    sleepUntil(end); // the window ends now: sample, then let the jobs drain
+                    sleepUntil(end, jobs, lost); // the window ends now (or a job failed): sample, let the jobs drain
                     iAfter = CpuSample.self();
                     tAfter = readStats(admin);
                     for (Thread t : threads) {
@@ -172,7 +192,7 @@ public final class Runner {
                     iAfter = CpuSample.self();
                     tAfter = readStats(admin);
                 }
-                String failure = null;
+                String failure = lost.get();
                 for (Job j : jobs) {
                     if (j.failure != null && failure == null) {
                         failure = w.numjobs() > 1 ? "job " + j.index + ": " + j.failure : j.failure;
@@ -203,12 +223,17 @@ public final class Runner {
                 } else if (unknown == null) {
                     unknown = tAfter.unknown();
                 }
-                long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
-                long failovers = -1;
-                if (multipath) {
-                    failovers = 0;
-                    for (MultipathNamespace m : multi) {
-                        failovers += m.failovers();
+                long window =
+                        Math.max(1, w.verify() || failure != null ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long reconnects = 0;
+                for (Controller c : ctrls) {
+                    reconnects += c.reconnectCount();
+                }
+                long failovers = 0;
+                for (MultipathNamespace m : multi) {
+                    failovers += m.failovers();
+                    for (PathStatus p : m.paths()) {
+                        reconnects += p.reconnects();
                     }
                 }
                 return new RunResult(
@@ -227,6 +252,7 @@ public final class Runner {
                         failure,
                         blockSize,
                         tCpus,
+                        reconnects,
                         failovers);
             } finally {
                 for (Job j : jobs) {
@@ -267,9 +293,19 @@ public final class Runner {
                 : new TargetStats.Reading(null, 0, 0, "no path to the target is connected");
     }
 
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
+    /** Sleeps until {@code nanoTime}, or until a job failed or the controller was lost (the run ends early). */
+    private static void sleepUntil(long nanoTime, List<Job> jobs, AtomicReference<String> lost)
+            throws InterruptedException {
         long left;
         while ((left = nanoTime - System.nanoTime()) > 0) {
+            if (lost.get() != null) {
+                return;
+            }
+            for (Job j : jobs) {
+                if (j.failure != null) {
+                    return;
+                }
+            }
             Thread.sleep(Math.max(1, Math.min(left / 1_000_000, 200)), 0);
         }
     }

@@ -87,7 +87,8 @@ class MultipathPerfTest {
             flipper.join();
             System.out.println(r.out());
             assertEquals(0, r.exit(), r.toString());
-            Matcher m = Pattern.compile("multipath    : failovers=(\\d+)").matcher(r.out());
+            Matcher m = Pattern.compile("paths        : reconnects=\\d+, failovers=(\\d+)")
+                    .matcher(r.out());
             assertTrue(m.find(), "the report has a failover line: " + r.out());
             assertTrue(Long.parseLong(m.group(1)) > 0, "commands were failed over: " + r.out());
         }

@@ -107,7 +107,7 @@ final class MultipathConnector implements NamespacePath.Owner {
                 user.transport(),
                 user.ioMode(),
                 user.keepAliveTmo(),
-                user.reconnectDelay(),
+                options.reconnectDelay() != null ? options.reconnectDelay() : user.reconnectDelay(),
                 user.ctrlLossTmo(),
                 Duration.ZERO,
                 user.stateListeners());

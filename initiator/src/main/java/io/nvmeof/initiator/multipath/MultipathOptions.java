@@ -9,8 +9,9 @@ import java.util.Objects;
  *
  * @param connect          the options of every path's controller (one host identity for all of them)
  * @param policy           the path selection policy; null: the URI's {@code iopolicy=} (default numa)
- * @param reconnectDelay   how long after a path's controller failed (or a reconnect failed) the path is connected
- *                         again; null: the URI's {@code reconnect_delay} (Linux's name and default, 10 s)
+ * @param reconnectDelay   the time between reconnect attempts of a path: its controller's own reconnect
+ *                         ({@code reconnect_delay}) and, once a controller is lost for good ({@code ctrl_loss_tmo}),
+ *                         the path's new connections; null: the URI's {@code reconnect_delay} (Linux default 10 s)
  * @param noPathTimeout    how long a command waits for a usable path while none is, counted from its first path
  *                         error (or from its submission when no path was usable then); null: the URI's command
  *                         timeout. Then it fails with the last path error

@@ -89,7 +89,11 @@ final class NamespacePath {
     private volatile boolean anaPending;
     private volatile boolean closed;
     private volatile long reconnectAt;
+    /** New connections of this path after its controller was lost for good. */
     private volatile long reconnects;
+    /** Reconnects the controllers this path dropped had done themselves. */
+    private volatile long droppedControllerReconnects;
+
     private volatile String lastFailure;
     /** Commands in flight on this path (counted for the queue-depth policy only, as Linux does). */
     private volatile int active;
@@ -320,6 +324,7 @@ final class NamespacePath {
             controller = null;
             namespace = null;
             ana = null;
+            droppedControllerReconnects += c.reconnectCount();
             c.removeAsyncEventListener(anaListener);
             c.removeStateListener(stateListener);
             c.close();
@@ -379,12 +384,12 @@ final class NamespacePath {
         Namespace n = namespace;
         return new PathStatus(
                 address(),
-                c != null && c.isOpen() && n != null && n.isActive(),
+                c != null && c.state() == ControllerState.LIVE && n != null && n.isActive(),
                 ana,
                 usable(),
                 c != null ? c.cntlid() : -1,
                 commands,
-                reconnects);
+                reconnects + droppedControllerReconnects + (c != null ? c.reconnectCount() : 0));
     }
 
     /** Stops the worker and closes the controller (its commands in flight fail). */
