@@ -98,8 +98,9 @@ final class MultipathConnector implements NamespacePath.Owner {
             }
         }
         NvmeUri first = uris.get(0);
-        // One host identity for every path; fast_io_fail_tmo 0: a path's commands fail (and fail over) as soon as
-        // its controller starts reconnecting, as Linux fails multipath requests over without waiting for it.
+        // One host identity for every path, and ctrl_loss_tmo 0: a path's controller neither reconnects nor retries
+        // by itself. A path error comes straight here and fails over (Linux's FAILOVER disposition for multipath
+        // requests); other errors are retried here (RETRY); a lost path is connected again by its NamespacePath.
         ConnectOptions user = options.connect();
         ConnectOptions co = new ConnectOptions(
                 user.hostIdentity() != null ? user.hostIdentity() : HostIdentity.of(first.hostNqn()),
@@ -108,8 +109,8 @@ final class MultipathConnector implements NamespacePath.Owner {
                 user.ioMode(),
                 user.keepAliveTmo(),
                 options.reconnectDelay() != null ? options.reconnectDelay() : user.reconnectDelay(),
-                user.ctrlLossTmo(),
                 Duration.ZERO,
+                user.fastIoFailTmo(),
                 user.stateListeners());
         IoPolicy policy = options.policy() != null ? options.policy() : IoPolicy.parse(first.iopolicy());
         Duration noPath = options.noPathTimeout() != null ? options.noPathTimeout() : first.timeout();

@@ -38,6 +38,8 @@ final class MultipathRequest implements IoCallback {
     long deadline;
     /** The last path error, for the message when it runs out of time. */
     NvmeException lastError;
+    /** Times it was sent again after an error status that is not a path error (Linux: nvme_max_retries, 5). */
+    int retries;
 
     MultipathRequest(RequestDispatcher dispatcher, int index) {
         this.dispatcher = dispatcher;
@@ -55,6 +57,7 @@ final class MultipathRequest implements IoCallback {
         this.path = null;
         this.deadline = 0;
         this.lastError = null;
+        this.retries = 0;
     }
 
     void clear() {

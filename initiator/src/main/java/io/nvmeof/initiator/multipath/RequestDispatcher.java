@@ -34,8 +34,10 @@ import java.util.concurrent.locks.LockSupport;
  * controller reset), or a path whose controller or namespace went away. The command is counted as a failover, its path
  * is marked (ANA pending: the path's ANA log is read again; lost: the path reconnects), and it goes to the requeue
  * thread, which sends it again on the path the selector picks then. Every command is retried this way, writes too,
- * as Linux does: a write that reached the target on the lost path is written again with the same data. A status
- * with DNR, or any other status, completes the command with that error.
+ * as Linux does: a write that reached the target on the lost path is written again with the same data. Any other
+ * error status without DNR is sent again the same way at most 5 times (Linux's RETRY disposition, nvme_max_retries;
+ * the Command Retry Delay is not applied here); a status with DNR, or the sixth, completes the command with it. The
+ * paths' controllers themselves neither retry nor reconnect (they connect with {@code ctrl_loss_tmo=0}).
  *
  * <p><b>No usable path.</b> A command waits on the requeue thread (checked every 10 ms and whenever a path changes)
  * until a path is usable, at most the no-path timeout counted from its first path error or wait; then it fails with
@@ -44,6 +46,8 @@ import java.util.concurrent.locks.LockSupport;
 final class RequestDispatcher {
     private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator.multipath");
     private static final long RETRY_TICK_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** Retries of an error status that is not a path error: the Linux host's nvme_max_retries default. */
+    static final int MAX_RETRIES = 5;
 
     private final MultipathRequest[] requests;
     private final CommandIdAllocator free;
@@ -177,6 +181,15 @@ final class RequestDispatcher {
         if (p != null) {
             p.finished(r.countedActive);
         }
+        if (!closed && !isPathError(error, p) && error instanceof NvmeStatusException se && mayRetry(se, r)) {
+            // RETRY: an error status without DNR, at most 5 times, on the path the selector picks then (usually
+            // the same one).
+            r.retries++;
+            r.lastError = error;
+            r.path = null;
+            park(r);
+            return;
+        }
         if (!closed && isPathError(error, p)) {
             failovers.incrementAndGet();
             r.lastError = error;
@@ -233,6 +246,11 @@ final class RequestDispatcher {
         }
         Namespace ns = p == null ? null : p.namespace();
         return ns == null || !ns.isActive();
+    }
+
+    /** Linux's RETRY disposition: no DNR and fewer than nvme_max_retries (5) retries so far. */
+    static boolean mayRetry(NvmeStatusException e, MultipathRequest r) {
+        return !e.dnr() && r.retries < MAX_RETRIES;
     }
 
     /** ANA Persistent Loss, Inaccessible, Transition (SCT 3h, SC 01h–03h). */

@@ -236,6 +236,40 @@ class MultipathPolicyTest {
     }
 
     @Test
+    void errorStatusesAreRetriedFiveTimesUnlessDnr() throws Exception {
+        // A target whose memory budget (1 MiB, eight 128 KiB chunks) runs out: Capacity Exceeded has no DNR.
+        TargetConfig small = MultipathFailoverTest.config(AnaState.OPTIMIZED);
+        small = new TargetConfig(small.listeners(), small.subsystems(), 1L << 20, 0);
+        try (NvmeTarget t = NvmeTarget.start(small);
+                MultipathNamespace ns = MultipathNamespace.connect("nvme+tcp://127.0.0.1:"
+                        + t.boundAddresses().get(0).getPort() + ",127.0.0.1:"
+                        + t.boundAddresses().get(1).getPort()
+                        + "/" + NQN + "?queues=1&depth=16&timeout=5s")) {
+            ByteBuffer buf = ByteBuffer.allocateDirect(4096);
+            NvmeException full = null;
+            long sentBefore = 0;
+            for (int chunk = 0; chunk < 64 && full == null; chunk++) {
+                sentBefore = ns.paths().get(0).commands() + ns.paths().get(1).commands();
+                try {
+                    ns.write(chunk * 32L, 1, buf); // one block in each 128 KiB chunk
+                } catch (NvmeException e) {
+                    full = e;
+                }
+            }
+            assertInstanceOf(io.nvmeof.initiator.NvmeStatusException.class, full, "the budget ran out");
+            assertTrue(full.getMessage().contains("Capacity Exceeded"), full.getMessage());
+            long sent = ns.paths().get(0).commands() + ns.paths().get(1).commands() - sentBefore;
+            assertEquals(6, sent, "sent once and retried 5 times (Linux's nvme_max_retries)");
+            assertEquals(0, ns.failovers(), "not a path error");
+            // LBA Out of Range comes with DNR: sent once.
+            long before = ns.paths().get(0).commands() + ns.paths().get(1).commands();
+            NvmeException e = assertThrows(NvmeException.class, () -> ns.read(ns.blockCount(), 1, buf));
+            assertTrue(e.getMessage().contains("LBA Out of Range"), e.getMessage());
+            assertEquals(1, ns.paths().get(0).commands() + ns.paths().get(1).commands() - before);
+        }
+    }
+
+    @Test
     void singleControllerConnectRefusesAMultipathUri() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Nvme.connect(uri));
         assertTrue(e.getMessage().contains("MultipathNamespace"), e.getMessage());
