@@ -346,7 +346,9 @@ final class NamespacePath {
         } catch (NvmeException | RuntimeException e) {
             lastFailure = e.getMessage();
             reconnectAt = System.nanoTime() + reconnectDelay.toNanos();
-            LOG.log(Level.INFO, () -> "reconnecting path " + address() + " failed: " + e.getMessage());
+            LOG.log(
+                    e instanceof NotSameNamespaceException ? Level.WARNING : Level.INFO,
+                    () -> "reconnecting path " + address() + " failed: " + e.getMessage());
         }
     }
 
