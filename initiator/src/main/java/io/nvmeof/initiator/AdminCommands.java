@@ -185,6 +185,11 @@ final class AdminCommands {
             throw new NvmeTransportException("controller failed: " + failed.getMessage(), failed);
         }
         long timeoutNanos = controller.timeoutNanos();
+        if (slot == null && !controller.recovery().isWorker()) {
+            // An application's admin command (or a rescan) while the controller reconnects: wait for it, up to the
+            // command timeout, instead of failing at once (admin commands are not parked; the queue is replaced).
+            q = controller.recovery().awaitNotReconnecting(q, timeoutNanos);
+        }
         CommandSlot s = slot != null ? slot : q.acquire(timeoutNanos);
         SubmissionQueueEntry e = s.prepare();
         fill.accept(e);

@@ -163,7 +163,7 @@ final class CommandSlot implements HostCommand {
             if (retriable() && STATE.compareAndSet(this, IN_FLIGHT, PARKED)) {
                 afterPark(null);
             } else if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
-                finish(0, 0, 0, queue.controller.notLiveError(describe()));
+                finish(0, 0, 0, queue.controller.recovery().notLiveError(describe()));
             }
             return;
         }
@@ -173,8 +173,12 @@ final class CommandSlot implements HostCommand {
         } catch (RuntimeException e) {
             // IllegalStateException: the connection is closed and the command was not taken (HostQueue.submit).
             if (v == null && retriable() && STATE.compareAndSet(this, IN_FLIGHT, PARKED)) {
-                queue.controller.connectionLost(
-                        queue, t, new NvmeTransportException(queue.name() + " is closed: " + e.getMessage(), e));
+                queue.controller
+                        .recovery()
+                        .connectionLost(
+                                queue,
+                                t,
+                                new NvmeTransportException(queue.name() + " is closed: " + e.getMessage(), e));
                 afterPark(t);
             } else if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
                 NvmeException cause = queue.closedCause;
@@ -203,7 +207,7 @@ final class CommandSlot implements HostCommand {
      * controller was lost (or fast_io_fail_tmo passed), fail. Whoever moves the state out of PARKED first does it.
      */
     private void afterPark(HostQueue failedOn) {
-        NvmeException dead = queue.controller.parkedFailure();
+        NvmeException dead = queue.controller.recovery().parkedFailure();
         if (dead != null) {
             failParked(dead);
             return;
@@ -360,11 +364,13 @@ final class CommandSlot implements HostCommand {
             // Not told yet: the controller reconnects (Linux's timeout handler starts error recovery) and the command
             // is retried, unless its answer comes first.
             if (STATE.compareAndSet(this, IN_FLIGHT, EXPIRED)) {
-                queue.controller.connectionLost(
-                        queue,
-                        sentOn,
-                        new NvmeTimeoutException(describe() + " on " + queue.name() + " got no answer within "
-                                + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
+                queue.controller
+                        .recovery()
+                        .connectionLost(
+                                queue,
+                                sentOn,
+                                new NvmeTimeoutException(describe() + " on " + queue.name() + " got no answer within "
+                                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
             }
             return;
         }
@@ -373,7 +379,7 @@ final class CommandSlot implements HostCommand {
                     + " got no answer within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
             deliver(0, 0, 0, e);
             // The slot stays TIMED_OUT (its CID unusable) until an answer or the queue's close gives it back.
-            queue.controller.commandTimedOut(queue, sentOn, e);
+            queue.controller.recovery().commandTimedOut(queue, sentOn, e);
         }
     }
 

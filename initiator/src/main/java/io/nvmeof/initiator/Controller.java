@@ -404,84 +404,6 @@ public final class Controller implements AutoCloseable {
         return !closed.get() && failure == null;
     }
 
-    /**
-     * A command timed out and was told so (no reconnect, or not an I/O command): recover or fail the controller (its
-     * queues close, every other command fails), nvmeof-protocol.md §7.3.
-     */
-    void commandTimedOut(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, NvmeTimeoutException e) {
-        connectionLost(q, connection, e);
-    }
-
-    /**
-     * The connection {@code connection} of queue {@code q} failed: it closed, a Keep Alive on it failed or got no
-     * answer, or a command on it timed out. While LIVE this starts a reconnect ({@link ControllerRecovery}), or fails
-     * the controller when reconnecting is off; while CONNECTING it fails the bring-up. A report about a connection
-     * that is no longer the queue's (an old one, closed by a reconnect) is ignored, as is any while reconnecting.
-     */
-    void connectionLost(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, NvmeException cause) {
-        if (closing || q == null) {
-            return;
-        }
-        if ((q.qid == 0 && queues.admin() != q) || (connection != null && q.transport != connection)) {
-            return; // stale
-        }
-        ControllerState s = states.get();
-        if (s == ControllerState.CONNECTING || (s == ControllerState.LIVE && !reconnects())) {
-            fail(
-                    cause instanceof NvmeTimeoutException
-                            ? new NvmeTimeoutException("controller failed: " + cause.getMessage())
-                            : cause);
-        } else if (s == ControllerState.LIVE
-                && states.change(ControllerState.LIVE, ControllerState.RECONNECTING, cause.getMessage(), cause)) {
-            LOG.log(
-                    Level.WARNING,
-                    "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " lost ("
-                            + cause.getMessage() + "); reconnecting every "
-                            + reconnectDelay().toMillis()
-                            + " ms, ctrl_loss_tmo " + describeTmo(ctrlLossTimeout()));
-            recovery.start(cause);
-        }
-    }
-
-    private static String describeTmo(Duration d) {
-        return d.isNegative() ? "-1 (for ever)" : d.toMillis() + " ms";
-    }
-
-    /** A queue closed on its own (connection lost, target closed it). */
-    void queueClosed(CommandQueue q, io.nvmeof.core.spi.HostQueue connection, Throwable cause) {
-        if (closing) {
-            return;
-        }
-        connectionLost(
-                q,
-                connection,
-                new NvmeTransportException(
-                        q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
-                                + (cause != null ? ": " + cause.getMessage() : ""),
-                        cause));
-    }
-
-    /** A reconnect attempt succeeded: RECONNECTING → LIVE and the gates open; false if the controller was lost or closed meanwhile. */
-    boolean goLive(String reason) {
-        synchronized (this) {
-            if (closing || failure != null) {
-                return false;
-            }
-            if (!states.change(ControllerState.RECONNECTING, ControllerState.LIVE, reason, null)) {
-                return false;
-            }
-        }
-        recovery.resume();
-        // A connection that died between the attempt and now reported while RECONNECTING (ignored): look again.
-        for (CommandQueue q : queues.io()) {
-            if (!q.transport.isOpen()) {
-                connectionLost(q, q.transport, new NvmeTransportException(q.name() + " closed while reconnecting"));
-                break;
-            }
-        }
-        return true;
-    }
-
     /** ctrl_loss_tmo passed (or the controller came back as another one): FAILED, every waiting command fails. */
     void lost(NvmeControllerLostException cause) {
         fail(cause);
@@ -511,27 +433,9 @@ public final class Controller implements AutoCloseable {
         return recovery.reconnects();
     }
 
-    /** Why a parked command must fail now, or null while it may wait: lost, closed, or fast_io_fail_tmo passed. */
-    NvmeException parkedFailure() {
-        NvmeException f = failure;
-        if (f != null) {
-            return f;
-        }
-        if (closing) {
-            return new NvmeTransportException("the controller was closed");
-        }
-        return recovery.fastFail();
-    }
-
-    /** The error of a command that cannot wait for the reconnect (admin, reservations): it is not sent. */
-    NvmeException notLiveError(String what) {
-        NvmeException dead = parkedFailure();
-        if (dead != null) {
-            return dead instanceof NvmeControllerLostException
-                    ? new NvmeControllerLostException(what + " not sent: " + dead.getMessage(), dead)
-                    : new NvmeTransportException(what + " not sent: " + dead.getMessage(), dead);
-        }
-        return new NvmeTransportException(what + " not sent: the controller is reconnecting to " + hostPort());
+    /** The states, for the recovery. */
+    ControllerStates states() {
+        return states;
     }
 
     ControllerRecovery recovery() {

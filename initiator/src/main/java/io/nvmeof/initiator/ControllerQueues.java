@@ -42,7 +42,7 @@ final class ControllerQueues {
                     "the " + transport.name() + " transport cannot connect to controllers yet: " + e.getMessage(), e);
         }
         CommandQueue q = new CommandQueue(controller, hq, qid, options.queueSize());
-        hq.onClose(cause -> controller.queueClosed(q, hq, cause));
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
         if (qid == 0) {
             admin = q;
         } else {
@@ -60,7 +60,7 @@ final class ControllerQueues {
      */
     void reopen(CommandQueue q, Transport transport, HostQueueOptions options) throws NvmeException {
         HostQueue hq = connect(transport, options);
-        hq.onClose(cause -> controller.queueClosed(q, hq, cause));
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
         q.attach(hq);
     }
 
@@ -87,7 +87,7 @@ final class ControllerQueues {
         HostQueue hq = connect(transport, options);
         CommandQueue q = new CommandQueue(controller, hq, 0, options.queueSize());
         q.gate();
-        hq.onClose(cause -> controller.queueClosed(q, hq, cause));
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
         CommandQueue old = admin;
         admin = q;
         if (old != null) {

@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.core.spi.HostQueue;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -73,9 +74,10 @@ final class ControllerRecovery {
         return lastAttemptMillis;
     }
 
-    /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise. */
+    /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise (and always once LIVE again). */
     NvmeException fastFail() {
-        return fastFail;
+        NvmeException f = fastFail;
+        return f != null && controller.state() == ControllerState.RECONNECTING ? f : null;
     }
 
     /** The controller was LIVE and is RECONNECTING now (the caller made that change): tear down and start over. */
@@ -87,13 +89,10 @@ final class ControllerRecovery {
         controller.timer().stopKeepAlive();
         controller.queues().gateAll();
         Duration loss = controller.ctrlLossTimeout();
-        if (!loss.isNegative()) {
-            lossTimer = controller.timer().schedule(this::ctrlLossTimedOut, loss.toNanos());
-        }
+        lossTimer = loss.isNegative() ? null : controller.timer().schedule(this::ctrlLossTimedOut, loss.toNanos());
         Duration fast = controller.fastIoFailTimeout();
-        if (!fast.isNegative()) {
-            fastFailTimer = controller.timer().schedule(this::fastIoFailTimedOut, fast.toNanos());
-        }
+        fastFailTimer =
+                fast.isNegative() ? null : controller.timer().schedule(this::fastIoFailTimedOut, fast.toNanos());
         worker.execute(() -> {
             controller.queues().disconnectAll();
             scheduleAttempt();
@@ -134,15 +133,13 @@ final class ControllerRecovery {
             return;
         }
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lostAtNanos);
-        if (!controller.goLive("reconnected after " + n + " attempt(s), " + ms + " ms after the loss")) {
+        if (!goLive("reconnected after " + n + " attempt(s), " + ms + " ms after the loss")) {
             // ctrl_loss_tmo or close() came first: what the attempt opened is closed by them or here.
             controller.queues().disconnectAll();
             return;
         }
         lastAttemptMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         reconnects.incrementAndGet();
-        cancelTimers();
-        fastFail = null;
     }
 
     /** Opens the gates (after the state is LIVE again): parked commands go out. */
@@ -192,6 +189,146 @@ final class ControllerRecovery {
         if (t != null) {
             t.cancel(false);
         }
+    }
+
+    /**
+     * A command timed out and was told so (no reconnect, or not an I/O command): recover or fail the controller (its
+     * queues close, every other command fails), nvmeof-protocol.md §7.3.
+     */
+    void commandTimedOut(CommandQueue q, HostQueue connection, NvmeTimeoutException e) {
+        connectionLost(q, connection, e);
+    }
+
+    /**
+     * The connection {@code connection} of queue {@code q} failed: it closed, a Keep Alive on it failed or got no
+     * answer, or a command on it timed out. While LIVE this starts a reconnect ({@link ControllerRecovery}), or fails
+     * the controller when reconnecting is off; while CONNECTING it fails the bring-up. A report about a connection
+     * that is no longer the queue's (an old one, closed by a reconnect) is ignored, as is any while reconnecting.
+     */
+    void connectionLost(CommandQueue q, HostQueue connection, NvmeException cause) {
+        if (controller.isClosing() || q == null) {
+            return;
+        }
+        if ((q.qid == 0 && controller.queues().admin() != q) || (connection != null && q.transport != connection)) {
+            return; // stale
+        }
+        ControllerState s = controller.states().get();
+        if (s == ControllerState.CONNECTING || (s == ControllerState.LIVE && !controller.reconnects())) {
+            controller.fail(
+                    cause instanceof NvmeTimeoutException
+                            ? new NvmeTimeoutException("controller failed: " + cause.getMessage())
+                            : cause);
+        } else if (s == ControllerState.LIVE
+                && controller
+                        .states()
+                        .change(ControllerState.LIVE, ControllerState.RECONNECTING, cause.getMessage(), cause)) {
+            LOG.log(
+                    Level.WARNING,
+                    "controller " + controller.cntlid() + " of "
+                            + controller.uri().connectNqn() + " at "
+                            + controller.hostPort() + " lost ("
+                            + cause.getMessage() + "); reconnecting every "
+                            + controller.reconnectDelay().toMillis()
+                            + " ms, ctrl_loss_tmo " + describeTmo(controller.ctrlLossTimeout()));
+            start(cause);
+        }
+    }
+
+    private static String describeTmo(Duration d) {
+        return d.isNegative() ? "-1 (for ever)" : d.toMillis() + " ms";
+    }
+
+    /** A queue closed on its own (connection lost, target closed it). */
+    void queueClosed(CommandQueue q, HostQueue connection, Throwable cause) {
+        if (controller.isClosing()) {
+            return;
+        }
+        connectionLost(
+                q,
+                connection,
+                new NvmeTransportException(
+                        q.name() + " of " + controller.uri().connectNqn() + " at " + controller.hostPort() + " closed"
+                                + (cause != null ? ": " + cause.getMessage() : ""),
+                        cause));
+    }
+
+    /** A reconnect attempt succeeded: RECONNECTING → LIVE and the gates open; false if the controller was lost or closed meanwhile. */
+    boolean goLive(String reason) {
+        // This loss's timers, taken before LIVE: a new loss may start (and set its own) as soon as the state is LIVE.
+        ScheduledFuture<?> loss = lossTimer;
+        ScheduledFuture<?> fast = fastFailTimer;
+        synchronized (controller) { // against Controller.fail and close
+            if (controller.isClosing() || controller.failureCause() != null) {
+                return false;
+            }
+            if (!controller.states().change(ControllerState.RECONNECTING, ControllerState.LIVE, reason, null)) {
+                return false;
+            }
+        }
+        if (loss != null) {
+            loss.cancel(false);
+        }
+        if (fast != null) {
+            fast.cancel(false);
+        }
+        resume();
+        // A connection that died between the attempt and now reported while RECONNECTING (ignored): look again.
+        for (CommandQueue q : controller.queues().io()) {
+            if (!q.transport.isOpen()) {
+                connectionLost(q, q.transport, new NvmeTransportException(q.name() + " closed while reconnecting"));
+                break;
+            }
+        }
+        return true;
+    }
+
+    /** Why a parked command must fail now, or null while it may wait: lost, closed, or fast_io_fail_tmo passed. */
+    NvmeException parkedFailure() {
+        NvmeException f = controller.failureCause();
+        if (f != null) {
+            return f;
+        }
+        if (controller.isClosing()) {
+            return new NvmeTransportException("the controller was closed");
+        }
+        return fastFail();
+    }
+
+    /** The error of a command that cannot wait for the reconnect (admin, reservations): it is not sent. */
+    NvmeException notLiveError(String what) {
+        NvmeException dead = parkedFailure();
+        if (dead != null) {
+            return dead instanceof NvmeControllerLostException
+                    ? new NvmeControllerLostException(what + " not sent: " + dead.getMessage(), dead)
+                    : new NvmeTransportException(what + " not sent: " + dead.getMessage(), dead);
+        }
+        return new NvmeTransportException(
+                what + " not sent: the controller is reconnecting to " + controller.hostPort());
+    }
+
+    /**
+     * Waits (up to {@code nanos}) while the controller reconnects, for an admin command of the application's; returns
+     * the admin queue to use then ({@code q} unless a reconnect replaced it).
+     */
+    CommandQueue awaitNotReconnecting(CommandQueue q, long nanos) {
+        if (q.qid != 0 || controller.states().get() != ControllerState.RECONNECTING) {
+            return q;
+        }
+        long end = System.nanoTime() + nanos;
+        // LIVE comes just before the gates open: wait for the admin queue's too.
+        while ((controller.states().get() == ControllerState.RECONNECTING
+                        || (controller.states().get() == ControllerState.LIVE
+                                && controller.queues().admin().live == null))
+                && System.nanoTime() - end < 0) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        CommandQueue now = controller.queues().admin();
+        return now != null ? now : q;
     }
 
     /** Stops attempts (the controller is lost or closed). */

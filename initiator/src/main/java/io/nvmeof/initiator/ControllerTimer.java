@@ -65,17 +65,21 @@ final class ControllerTimer {
                 return;
             }
             if (err != null) {
-                controller.connectionLost(
-                        admin,
-                        connection,
-                        err instanceof NvmeException ne
-                                ? ne
-                                : new NvmeTransportException("Keep Alive failed: " + err, err));
+                controller
+                        .recovery()
+                        .connectionLost(
+                                admin,
+                                connection,
+                                err instanceof NvmeException ne
+                                        ? ne
+                                        : new NvmeTransportException("Keep Alive failed: " + err, err));
             } else if (!c.ok()) {
-                controller.connectionLost(
-                        admin,
-                        connection,
-                        new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
+                controller
+                        .recovery()
+                        .connectionLost(
+                                admin,
+                                connection,
+                                new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
             }
         });
     }

@@ -16,7 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * updated; removed ones are deactivated. Linux: nvme_scan_work.
  *
  * <p>The map is replaced, never changed, so readers on any thread see a consistent snapshot. Scans run on the
- * connecting thread (bring-up) or the controller's event thread (rescans), one at a time.
+ * connecting thread (bring-up), the controller's event thread (rescans) or its reconnect thread (the check after a
+ * reconnect); a rescan that overlaps a reconnect's check does not publish its map (the check read everything again).
  */
 final class NamespaceScanner {
     private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
@@ -24,6 +25,8 @@ final class NamespaceScanner {
     private final Controller controller;
     private final CopyOnWriteArrayList<NamespaceChangeListener> listeners = new CopyOnWriteArrayList<>();
     private volatile Map<Integer, Namespace> namespaces = Collections.emptyMap();
+    /** Bumped (under this object's monitor) when a reconnect starts its check: an event rescan begun before is dropped. */
+    private int generation;
 
     NamespaceScanner(Controller controller) {
         this.controller = controller;
@@ -63,9 +66,18 @@ final class NamespaceScanner {
             }
             changed.add(nsid);
         }
+        int gen;
+        synchronized (this) {
+            gen = generation;
+        }
         Map<Integer, Namespace> before = namespaces;
         Map<Integer, Namespace> after = scan(before, all ? null : changed);
-        namespaces = after;
+        synchronized (this) {
+            if (gen != generation) {
+                return; // a reconnect identified every namespace again meanwhile (verifyAfterReconnect)
+            }
+            namespaces = after;
+        }
         List<Namespace> added = new ArrayList<>();
         List<Integer> removed = new ArrayList<>();
         for (Map.Entry<Integer, Namespace> e : after.entrySet()) {
@@ -101,7 +113,11 @@ final class NamespaceScanner {
      * listeners hear of any change.
      */
     void verifyAfterReconnect() throws NvmeException {
-        Map<Integer, Namespace> before = namespaces;
+        Map<Integer, Namespace> before;
+        synchronized (this) {
+            generation++; // an event rescan under way (begun on the old connection) will not publish
+            before = namespaces;
+        }
         Map<Integer, NamespaceIdentity> now = new TreeMap<>((x, y) -> Integer.compareUnsigned(x, y));
         for (int nsid : activeList()) {
             NamespaceIdentity id = identify(nsid);

@@ -269,6 +269,27 @@ class ReconnectTest {
     }
 
     @Test
+    void anAdminCommandWaitsForTheReconnect() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(target.address());
+                Controller c = connect(proxy, "queues=1&reconnect_delay=200ms&ctrl_loss_tmo=30")) {
+            proxy.refuseConnections(true);
+            proxy.cutConnections();
+            waitFor("RECONNECTING", 5_000, () -> c.state() == ControllerState.RECONNECTING);
+            CompletableFuture<ByteBuffer> smart = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return c.getLogPage(0x02, 0, 0, 512); // SMART / Health Information
+                } catch (NvmeException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            Thread.sleep(500);
+            assertTrue(!smart.isDone(), "waits while the controller reconnects");
+            proxy.refuseConnections(false);
+            assertEquals(512, smart.get(10, TimeUnit.SECONDS).capacity());
+        }
+    }
+
+    @Test
     void closeWhileReconnectingFailsWaitingCommandsAndTellsDeleted() throws Exception {
         try (TcpProxy proxy = TcpProxy.start(target.address())) {
             Controller c = connect(proxy, "queues=1&reconnect_delay=200ms&ctrl_loss_tmo=-1");
