@@ -12,6 +12,7 @@ import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NamespaceIdentity;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
+import io.nvmeof.initiator.NvmeTransportException;
 import io.nvmeof.initiator.NvmeUri;
 import java.lang.System.Logger.Level;
 import java.lang.invoke.MethodHandles;
@@ -209,6 +210,11 @@ final class NamespacePath {
             controller = c;
             namespace = n;
             readAna(c, n);
+            if (closed) {
+                // close() ran meanwhile and may not have seen this controller: it is closed here (Controller.close
+                // is idempotent, so both closing it is fine).
+                throw new NvmeTransportException("the multipath namespace was closed");
+            }
         } catch (NvmeException | RuntimeException e) {
             controller = null;
             namespace = null;
