@@ -260,10 +260,13 @@ class RdmaCrossProcessTest {
                     new java.util.concurrent.ConcurrentLinkedQueue<>();
             java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
             Thread[] ts = new Thread[2];
+            // One thread with registered memory of the first connections (used on the new ones after the reconnect),
+            // one with a plain buffer.
+            ByteBuffer registered = c.allocateBuffer(64 << 10);
             for (int t = 0; t < ts.length; t++) {
                 int id = t;
                 ts[t] = new Thread(() -> {
-                    ByteBuffer b = ByteBuffer.allocateDirect(64 << 10);
+                    ByteBuffer b = id == 0 ? registered : ByteBuffer.allocateDirect(64 << 10);
                     for (int i = 0; !stop.get(); i++) {
                         try {
                             if (i % 2 == 0) {
@@ -305,6 +308,16 @@ class RdmaCrossProcessTest {
             ByteBuffer dst = ByteBuffer.allocateDirect(128 << 10);
             ns.read(0, 32, dst);
             assertArrayEquals(RdmaEndToEndTest.bytes(src), RdmaEndToEndTest.bytes(dst));
+            // The buffer registered before the reconnect still moves data both ways.
+            ByteBuffer old = registered.duplicate().clear();
+            old.put(0, pattern(64 << 10, 13), 0, 64 << 10);
+            ns.write(100, 16, old);
+            ByteBuffer back = ByteBuffer.allocateDirect(64 << 10);
+            ns.read(100, 16, back);
+            assertArrayEquals(RdmaEndToEndTest.bytes(pattern(64 << 10, 13)), RdmaEndToEndTest.bytes(back));
+            ns.read(0, 16, old);
+            assertArrayEquals(
+                    java.util.Arrays.copyOf(RdmaEndToEndTest.bytes(src), 64 << 10), RdmaEndToEndTest.bytes(old));
         }
     }
 }
