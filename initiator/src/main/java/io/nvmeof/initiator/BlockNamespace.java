@@ -38,7 +38,11 @@ public interface BlockNamespace {
     /** The most blocks one read, write or compare may move. */
     int maxBlocksPerCommand();
 
-    /** The time a command may take before it fails (and how long the blocking forms wait at most). */
+    /**
+     * How long one command may take: for a {@link Namespace} its controller's command timeout (its blocking forms
+     * wait longer while the controller reconnects); for a multipath namespace the bound of its blocking forms, twice
+     * the command timeout plus the no-path timeout.
+     */
     Duration commandTimeout();
 
     /** A buffer for {@code blocks} blocks of I/O data (see {@link Namespace#allocateBuffer}). */
