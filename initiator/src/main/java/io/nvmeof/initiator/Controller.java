@@ -92,6 +92,12 @@ public final class Controller implements AutoCloseable {
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
     static Controller open(NvmeUri uri, ConnectOptions options) throws NvmeException {
+        if (uri.isMultipath()) {
+            throw new IllegalArgumentException(
+                    "'" + uri + "' gives " + uri.addresses().size() + " addresses: a "
+                            + "controller has one; use io.nvmeof.initiator.multipath.MultipathNamespace.connect for the "
+                            + "namespace over all of them, or NvmeUri.paths() for one controller each");
+        }
         Controller c = new Controller(uri, options);
         try {
             new ControllerBringUp(c).run();
@@ -343,6 +349,19 @@ public final class Controller implements AutoCloseable {
 
     public void removeNamespaceChangeListener(NamespaceChangeListener listener) {
         namespaces.removeListener(listener);
+    }
+
+    /**
+     * Adds a listener for every asynchronous event the controller reports (see {@link AsyncEventListener}), e.g. ANA
+     * change notices. The controller enables the events of OAES it knows (namespace attribute, firmware activation,
+     * ANA change, discovery log change).
+     */
+    public void onAsyncEvent(AsyncEventListener listener) {
+        events.addListener(Objects.requireNonNull(listener));
+    }
+
+    public void removeAsyncEventListener(AsyncEventListener listener) {
+        events.removeListener(listener);
     }
 
     /**

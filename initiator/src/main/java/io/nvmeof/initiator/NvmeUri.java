@@ -4,6 +4,8 @@ import io.nvmeof.core.command.Nqn;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -14,7 +16,13 @@ import java.util.Objects;
  *   nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1?nsid=1&amp;queues=4&amp;depth=128&amp;digest=header,data
  *   nvme+tcp://[fe80::1]/nqn.2024-01.io.nvmeof:disk1          (IPv6 in brackets, port 4420)
  *   nvme+tcp://192.0.2.10:8009                                 (no NQN: the discovery controller)
+ *   nvme+tcp://192.0.2.10:4420,192.0.2.11:4420/nqn.2024-01.io.nvmeof:disk1?iopolicy=round-robin
+ *                                                              (several addresses: one subsystem over several paths)
  * </pre>
+ *
+ * <p>Several comma-separated addresses name the controllers of one subsystem reached over several paths, for
+ * {@code io.nvmeof.initiator.multipath.MultipathNamespace}; {@link #paths()} gives one URI per address, with the same
+ * options. {@link Nvme#connect} takes a URI with one address only.
  *
  * <table>
  *   <caption>Query parameters</caption>
@@ -36,6 +44,8 @@ import java.util.Objects;
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
  *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
  *       {@code nio} (TCP)</td><td>auto</td></tr>
+ *   <tr><td>iopolicy</td><td>multipath path selection: {@code numa} (first usable path, optimized before
+ *       non-optimized), {@code round-robin}, {@code queue-depth} (Linux's names)</td><td>numa</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  * </table>
@@ -67,8 +77,7 @@ public final class NvmeUri {
     public static final Duration NEVER = Duration.ofSeconds(-1);
 
     private final String transport;
-    private final String host;
-    private final int port;
+    private final List<Address> addresses;
     private final String subsystemNqn;
     private final int nsid;
     private final int queues;
@@ -80,17 +89,30 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    private final String iopolicy;
+
+    /** The values {@code iopolicy=} accepts, Linux's names (nvme_core iopolicy). */
+    public static final List<String> IOPOLICIES = List.of("numa", "round-robin", "queue-depth");
+
+    /** One address of a controller: host (name or literal, IPv6 without brackets) and port. */
+    public record Address(String host, int port) {
+        /** {@code host:port}, IPv6 in brackets. */
+        @Override
+        public String toString() {
+            return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
     private final Duration reconnectDelay;
     private final Duration ctrlLossTmo;
     private final Duration fastIoFailTmo;
 
     /** The values {@code engine=} accepts. */
-    public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
+    public static final List<String> ENGINES = List.of("auto", "epoll", "io_uring", "nio");
 
     private NvmeUri(
             String transport,
-            String host,
-            int port,
+            List<Address> addresses,
             String subsystemNqn,
             int nsid,
             int queues,
@@ -102,12 +124,12 @@ public final class NvmeUri {
             Duration timeout,
             String engine,
             boolean hipri,
+            String iopolicy,
             Duration reconnectDelay,
             Duration ctrlLossTmo,
             Duration fastIoFailTmo) {
         this.transport = transport;
-        this.host = host;
-        this.port = port;
+        this.addresses = List.copyOf(addresses);
         this.subsystemNqn = subsystemNqn;
         this.nsid = nsid;
         this.queues = queues;
@@ -119,6 +141,7 @@ public final class NvmeUri {
         this.timeout = timeout;
         this.engine = engine;
         this.hipri = hipri;
+        this.iopolicy = iopolicy;
         this.reconnectDelay = reconnectDelay;
         this.ctrlLossTmo = ctrlLossTmo;
         this.fastIoFailTmo = fastIoFailTmo;
@@ -163,41 +186,13 @@ public final class NvmeUri {
             authority = rest.substring(0, slash);
             path = rest.substring(slash + 1);
         }
-        String host;
-        int port = DEFAULT_PORT;
-        if (authority.startsWith("[")) {
-            int close = authority.indexOf(']');
-            if (close < 0) {
-                throw new IllegalArgumentException("unterminated IPv6 address in '" + uri + "' (write [fe80::1]:4420)");
+        List<Address> addresses = new ArrayList<>();
+        for (String one : authority.split(",", -1)) {
+            Address a = parseAuthority(one.trim(), uri);
+            if (addresses.contains(a)) {
+                throw new IllegalArgumentException("address " + a + " is given twice in '" + uri + "'");
             }
-            host = authority.substring(1, close);
-            String tail = authority.substring(close + 1);
-            if (!tail.isEmpty()) {
-                if (!tail.startsWith(":")) {
-                    throw new IllegalArgumentException(
-                            "unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
-                }
-                port = parsePort(tail.substring(1), uri);
-            }
-            if (host.isEmpty() || host.indexOf(':') < 0) {
-                throw new IllegalArgumentException(
-                        "brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
-            }
-        } else {
-            int colon = authority.lastIndexOf(':');
-            if (colon >= 0) {
-                if (authority.indexOf(':') != colon) {
-                    throw new IllegalArgumentException(
-                            "an IPv6 address goes in brackets: nvme+tcp://[" + authority + "]/... (in '" + uri + "')");
-                }
-                host = authority.substring(0, colon);
-                port = parsePort(authority.substring(colon + 1), uri);
-            } else {
-                host = authority;
-            }
-        }
-        if (host.isEmpty()) {
-            throw new IllegalArgumentException("no host in '" + uri + "' (e.g. nvme+tcp://192.0.2.10:4420/NQN)");
+            addresses.add(a);
         }
         String nqn = null;
         if (path != null) {
@@ -219,6 +214,7 @@ public final class NvmeUri {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        String iopolicy = "numa";
         Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
         Duration ctrlLossTmo = DEFAULT_CTRL_LOSS_TMO;
         Duration fastIoFailTmo = NEVER;
@@ -304,6 +300,13 @@ public final class NvmeUri {
                                     + ", not '" + value + "' in '" + uri + "'");
                         }
                         break;
+                    case "iopolicy":
+                        iopolicy = value.trim().toLowerCase(Locale.ROOT);
+                        if (!IOPOLICIES.contains(iopolicy)) {
+                            throw new IllegalArgumentException("iopolicy must be one of "
+                                    + String.join(", ", IOPOLICIES) + ", not '" + value + "' in '" + uri + "'");
+                        }
+                        break;
                     case "hipri":
                         switch (value.trim().toLowerCase(Locale.ROOT)) {
                             case "1":
@@ -324,7 +327,7 @@ public final class NvmeUri {
                     default:
                         throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
                                 + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
-                                + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo)");
+                                + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy)");
                 }
             }
         }
@@ -334,10 +337,13 @@ public final class NvmeUri {
                     ? 0
                     : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
+        if (addresses.size() > 1 && discovery) {
+            throw new IllegalArgumentException("several addresses name the paths to one subsystem: give its NQN in '"
+                    + uri + "' (a discovery controller has one address)");
+        }
         return new NvmeUri(
                 transport,
-                host,
-                port,
+                addresses,
                 nqn,
                 nsid,
                 queues,
@@ -349,6 +355,7 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo);
@@ -365,8 +372,7 @@ public final class NvmeUri {
         }
         return new NvmeUri(
                 trtype,
-                entry.traddr().trim(),
-                p,
+                List.of(new Address(entry.traddr().trim(), p)),
                 entry.subnqn(),
                 0,
                 queues,
@@ -378,6 +384,7 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo);
@@ -389,8 +396,7 @@ public final class NvmeUri {
         int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
         return new NvmeUri(
                 transport,
-                host,
-                port,
+                addresses,
                 nqn,
                 nsid,
                 queues,
@@ -402,9 +408,56 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo);
+    }
+
+    /**
+     * One URI per address, each with this URI's transport, subsystem and options (a URI with one address: itself).
+     */
+    public List<NvmeUri> paths() {
+        if (addresses.size() == 1) {
+            return List.of(this);
+        }
+        List<NvmeUri> out = new ArrayList<>();
+        for (Address a : addresses) {
+            out.add(new NvmeUri(
+                    transport,
+                    List.of(a),
+                    subsystemNqn,
+                    nsid,
+                    queues,
+                    depth,
+                    headerDigest,
+                    dataDigest,
+                    hostNqn,
+                    katoMillis,
+                    timeout,
+                    engine,
+                    hipri,
+                    iopolicy,
+                    reconnectDelay,
+                    ctrlLossTmo,
+                    fastIoFailTmo));
+        }
+        return List.copyOf(out);
+    }
+
+    /** The addresses, in the URI's order (one for a single controller). */
+    public List<Address> addresses() {
+        return addresses;
+    }
+
+    /** Whether the URI gives several addresses (the paths of a multipath namespace). */
+    public boolean isMultipath() {
+        return addresses.size() > 1;
+    }
+
+    /** The iopolicy option: "numa" (default), "round-robin" or "queue-depth". */
+    public String iopolicy() {
+        return iopolicy;
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
@@ -412,17 +465,19 @@ public final class NvmeUri {
         return transport;
     }
 
+    /** The (first) address's host. */
     public String host() {
-        return host;
+        return addresses.get(0).host();
     }
 
+    /** The (first) address's port. */
     public int port() {
-        return port;
+        return addresses.get(0).port();
     }
 
     /** An unresolved socket address, resolved when connecting. */
     public InetSocketAddress socketAddress() {
-        return new InetSocketAddress(host, port);
+        return new InetSocketAddress(host(), port());
     }
 
     /** The subsystem NQN from the path, or null for the discovery controller. */
@@ -502,6 +557,47 @@ public final class NvmeUri {
     /** The engine and hipri options as the transport SPI takes them. */
     public io.nvmeof.core.spi.IoMode ioMode() {
         return new io.nvmeof.core.spi.IoMode(engine, hipri);
+    }
+
+    /** One {@code HOST[:PORT]} or {@code [IPV6][:PORT]}. */
+    private static Address parseAuthority(String authority, String uri) {
+        String host;
+        int port = DEFAULT_PORT;
+        if (authority.startsWith("[")) {
+            int close = authority.indexOf(']');
+            if (close < 0) {
+                throw new IllegalArgumentException("unterminated IPv6 address in '" + uri + "' (write [fe80::1]:4420)");
+            }
+            host = authority.substring(1, close);
+            String tail = authority.substring(close + 1);
+            if (!tail.isEmpty()) {
+                if (!tail.startsWith(":")) {
+                    throw new IllegalArgumentException(
+                            "unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
+                }
+                port = parsePort(tail.substring(1), uri);
+            }
+            if (host.isEmpty() || host.indexOf(':') < 0) {
+                throw new IllegalArgumentException(
+                        "brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
+            }
+        } else {
+            int colon = authority.lastIndexOf(':');
+            if (colon >= 0) {
+                if (authority.indexOf(':') != colon) {
+                    throw new IllegalArgumentException(
+                            "an IPv6 address goes in brackets: nvme+tcp://[" + authority + "]/... (in '" + uri + "')");
+                }
+                host = authority.substring(0, colon);
+                port = parsePort(authority.substring(colon + 1), uri);
+            } else {
+                host = authority;
+            }
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("no host in '" + uri + "' (e.g. nvme+tcp://192.0.2.10:4420/NQN)");
+        }
+        return new Address(host, port);
     }
 
     private static int parsePort(String text, String uri) {
@@ -601,7 +697,9 @@ public final class NvmeUri {
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("nvme+").append(transport).append("://");
-        b.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port);
+        for (int i = 0; i < addresses.size(); i++) {
+            b.append(i == 0 ? "" : ",").append(addresses.get(i));
+        }
         if (subsystemNqn != null) {
             b.append('/').append(subsystemNqn);
         }
@@ -626,6 +724,9 @@ public final class NvmeUri {
         }
         if (hipri) {
             qs.append("&hipri=1");
+        }
+        if (!"numa".equals(iopolicy)) {
+            qs.append("&iopolicy=").append(iopolicy);
         }
         if (!reconnectDelay.equals(DEFAULT_RECONNECT_DELAY)) {
             qs.append("&reconnect_delay=").append(reconnectDelay.toMillis()).append("ms");

@@ -1,12 +1,14 @@
 package io.nvmeof.perf;
 
+import io.nvmeof.initiator.BlockNamespace;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.ControllerState;
-import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
+import io.nvmeof.initiator.multipath.MultipathNamespace;
+import io.nvmeof.initiator.multipath.PathStatus;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -63,15 +65,27 @@ public final class Runner {
     public static RunResult run(Workload w, Setup setup, String targetUri, boolean embedded, Consumer<String> progress)
             throws NvmeException, InterruptedException {
         String uri = jobUri(targetUri, setup, w.iodepth());
+        boolean multipath = NvmeUri.parse(uri).isMultipath();
         List<Controller> ctrls = new ArrayList<>();
+        List<MultipathNamespace> multi = new ArrayList<>();
+        List<BlockNamespace> namespaces = new ArrayList<>();
         List<Job> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
         AtomicReference<String> lost = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         try {
+            // Each job its own controller, or with several addresses its own multipath namespace over all of them.
             for (int i = 0; i < w.numjobs(); i++) {
+                if (multipath) {
+                    // Its paths reconnect on their own; a command with no usable path fails after the no-path timeout
+                    // and ends the job.
+                    MultipathNamespace m = MultipathNamespace.connect(uri);
+                    multi.add(m);
+                    namespaces.add(m);
+                    continue;
+                }
                 // A controller lost for good (ctrl_loss_tmo passed) stops every job at once: the run ends with the
                 // reason instead of waiting out its runtime.
-                ctrls.add(Nvme.connect(
+                Controller c = Nvme.connect(
                         NvmeUri.parse(uri),
                         ConnectOptions.builder()
                                 .stateListener(e -> {
@@ -82,9 +96,14 @@ public final class Runner {
                                         }
                                     }
                                 })
-                                .build()));
+                                .build());
+                ctrls.add(c);
+                namespaces.add(
+                        namespaces.isEmpty()
+                                ? c.namespace()
+                                : c.namespace(namespaces.get(0).nsid()));
             }
-            Namespace ns0 = ctrls.get(0).namespace();
+            BlockNamespace ns0 = namespaces.get(0);
             int blockSize = ns0.blockSize();
             long nsBytes = ns0.sizeBytes();
             if (w.bs() % blockSize != 0) {
@@ -117,15 +136,16 @@ public final class Runner {
                         + ") is smaller than --bs " + w.bs());
             }
             for (int i = 0; i < w.numjobs(); i++) {
-                Controller c = ctrls.get(i);
-                if (c.ioQueueDepth() < w.iodepth()) {
+                Controller c = multipath ? firstConnected(multi.get(i)) : ctrls.get(i);
+                if (c != null && c.ioQueueDepth() < w.iodepth()) {
                     throw new BadWorkloadException("--iodepth " + w.iodepth() + " is deeper than the I/O queue the "
                             + "target grants (" + c.ioQueueDepth() + " entries)");
                 }
                 long start = w.offset() + (w.verify() ? i * perJob : 0);
-                jobs.add(new Job(i, w, c.namespace(ns0.nsid()), start, perJob, w.seed() * 31 + i));
+                jobs.add(new Job(i, w, namespaces.get(i), start, perJob, w.seed() * 31 + i));
             }
-            Controller admin = ctrls.get(0);
+            java.util.function.Supplier<Controller> admin =
+                    multipath ? () -> firstConnected(multi.get(0)) : () -> ctrls.get(0);
             long startMillis = System.currentTimeMillis();
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
@@ -151,7 +171,7 @@ public final class Runner {
             }
             try {
                 sleepUntil(rampEnd, jobs, lost);
-                tBefore = TargetStats.read(admin);
+                tBefore = readStats(admin);
                 iBefore = CpuSample.self();
                 for (Job j : jobs) {
                     j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
@@ -161,16 +181,16 @@ public final class Runner {
                 if (!w.verify()) {
                     sleepUntil(end, jobs, lost); // the window ends now (or a job failed): sample, let the jobs drain
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                     for (Thread t : threads) {
-                        t.join(Math.max(1000, admin.commandTimeout().toMillis() + 5000));
+                        t.join(Math.max(1000, ns0.commandTimeout().toMillis() + 5000));
                     }
                 } else {
                     for (Thread t : threads) {
                         t.join();
                     }
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                 }
                 String failure = lost.get();
                 for (Job j : jobs) {
@@ -209,6 +229,13 @@ public final class Runner {
                 for (Controller c : ctrls) {
                     reconnects += c.reconnectCount();
                 }
+                long failovers = 0;
+                for (MultipathNamespace m : multi) {
+                    failovers += m.failovers();
+                    for (PathStatus p : m.paths()) {
+                        reconnects += p.reconnects();
+                    }
+                }
                 return new RunResult(
                         w,
                         setup,
@@ -226,7 +253,7 @@ public final class Runner {
                         blockSize,
                         tCpus,
                         reconnects,
-                        0); // failovers: multipath (one path per controller here)
+                        failovers);
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;
@@ -242,7 +269,28 @@ public final class Runner {
             for (Controller c : ctrls) {
                 c.close();
             }
+            for (MultipathNamespace m : multi) {
+                m.close();
+            }
         }
+    }
+
+    /** The controller of the first connected path of {@code m}, or null if none is connected now. */
+    private static Controller firstConnected(MultipathNamespace m) {
+        for (int i = 0; i < m.paths().size(); i++) {
+            Controller c = m.controller(i);
+            if (c != null && c.isOpen()) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private static TargetStats.Reading readStats(java.util.function.Supplier<Controller> admin) {
+        Controller c = admin.get();
+        return c != null
+                ? TargetStats.read(c)
+                : new TargetStats.Reading(null, 0, 0, "no path to the target is connected");
     }
 
     /** Sleeps until {@code nanoTime}, or until a job failed or the controller was lost (the run ends early). */
