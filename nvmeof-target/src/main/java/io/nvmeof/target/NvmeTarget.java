@@ -92,6 +92,7 @@ public final class NvmeTarget implements AutoCloseable {
                 String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
                 String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
                 Subsystem s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+                sc.hostAuth().forEach(a -> s.setHostAuth(a.hostNqn(), a));
                 target.subsystems.add(s);
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = target.newNamespace(s, nc);
@@ -346,6 +347,9 @@ public final class NvmeTarget implements AutoCloseable {
             String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
             String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
             s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+            for (io.nvmeof.target.config.HostAuth a : sc.hostAuth()) {
+                s.setHostAuth(a.hostNqn(), a);
+            }
             try {
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = newNamespace(s, nc);
@@ -396,6 +400,26 @@ public final class NvmeTarget implements AutoCloseable {
             accessChanged(s);
         }
         return changed;
+    }
+
+    /**
+     * Sets the DH-HMAC-CHAP settings of a host on a subsystem (the host is allowed from then on), or removes them with
+     * null. Queues already connected keep their state; new Connects and re-authentications use the new keys
+     * (docs/security.md).
+     */
+    public void setHostAuth(String nqn, String hostNqn, io.nvmeof.target.config.HostAuth auth) {
+        Subsystem s = requireSubsystem(nqn);
+        if (auth != null && !auth.hostNqn().equals(hostNqn)) {
+            throw new IllegalArgumentException("settings for " + auth.hostNqn() + " given for host " + hostNqn);
+        }
+        s.setHostAuth(hostNqn, auth);
+        LOG.log(
+                Level.INFO,
+                "DH-HMAC-CHAP: host " + hostNqn + " on " + nqn + ": "
+                        + (auth == null
+                                ? "keys removed"
+                                : auth.ctrlKey() == null ? "host key set" : "host and controller keys set"));
+        discoveryChanged();
     }
 
     /** Tears down the controllers of hosts {@code s} no longer allows, and tells discovery controllers. */

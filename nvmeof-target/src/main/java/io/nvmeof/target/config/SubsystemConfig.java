@@ -13,6 +13,7 @@ import java.util.List;
  * @param serial       Identify SN (at most 20 ASCII characters; null: derived from the NQN)
  * @param model        Identify MN (at most 40 ASCII characters; null: "nvmeof-java")
  * @param anaStates    ANA group states per listener (a group without one is optimized on that listener)
+ * @param hostAuth     DH-HMAC-CHAP keys per host (docs/security.md); those hosts are allowed and must authenticate
  */
 public record SubsystemConfig(
         String nqn,
@@ -21,7 +22,8 @@ public record SubsystemConfig(
         List<NamespaceConfig> namespaces,
         String serial,
         String model,
-        List<AnaStateConfig> anaStates) {
+        List<AnaStateConfig> anaStates,
+        List<HostAuth> hostAuth) {
     public SubsystemConfig {
         if (nqn == null || nqn.isBlank()) {
             throw new IllegalArgumentException("a subsystem needs an NQN");
@@ -41,6 +43,13 @@ public record SubsystemConfig(
         hosts = hosts == null ? List.of() : List.copyOf(hosts);
         namespaces = namespaces == null ? List.of() : List.copyOf(namespaces);
         anaStates = anaStates == null ? List.of() : List.copyOf(anaStates);
+        hostAuth = hostAuth == null ? List.of() : List.copyOf(hostAuth);
+        java.util.Set<String> authHosts = new java.util.HashSet<>();
+        for (HostAuth a : hostAuth) {
+            if (!authHosts.add(a.hostNqn())) {
+                throw new IllegalArgumentException("host " + a.hostNqn() + " has two DH-HMAC-CHAP settings on " + nqn);
+            }
+        }
         java.util.Set<Long> anaKeys = new java.util.HashSet<>();
         for (AnaStateConfig a : anaStates) {
             if (!anaKeys.add(((long) a.listener() << 32) | a.group())) {
@@ -56,6 +65,18 @@ public record SubsystemConfig(
         }
     }
 
+    /** A subsystem without DH-HMAC-CHAP keys. */
+    public SubsystemConfig(
+            String nqn,
+            boolean allowAnyHost,
+            List<String> hosts,
+            List<NamespaceConfig> namespaces,
+            String serial,
+            String model,
+            List<AnaStateConfig> anaStates) {
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, List.of());
+    }
+
     /** A subsystem whose ANA groups are optimized on every listener. */
     public SubsystemConfig(
             String nqn,
@@ -69,6 +90,11 @@ public record SubsystemConfig(
 
     /** This subsystem with these ANA states. */
     public SubsystemConfig withAnaStates(List<AnaStateConfig> states) {
-        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states);
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states, hostAuth);
+    }
+
+    /** This subsystem with these DH-HMAC-CHAP settings. */
+    public SubsystemConfig withHostAuth(List<HostAuth> auth) {
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, auth);
     }
 }
