@@ -15,12 +15,19 @@ import java.time.Duration;
  *                       Transport#find})
  * @param ioMode         the I/O queues' event-loop engine and busy polling (null: the URI's {@code engine=} and
  *                       {@code hipri=}); the admin queue never busy-polls
+ * @param dhchap         the DH-HMAC-CHAP secrets (null: the URI's {@code dhchap_secret} and
+ *                       {@code dhchap_ctrl_secret}, if any; docs/security.md)
  */
-public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport, IoMode ioMode) {
+public record ConnectOptions(
+        HostIdentity hostIdentity, Duration connectTimeout, Transport transport, IoMode ioMode, DhchapKeys dhchap) {
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     public ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport) {
-        this(hostIdentity, connectTimeout, transport, null);
+        this(hostIdentity, connectTimeout, transport, null, null);
+    }
+
+    public ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport, IoMode ioMode) {
+        this(hostIdentity, connectTimeout, transport, ioMode, null);
     }
 
     public ConnectOptions {
@@ -47,8 +54,22 @@ public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout,
         private Duration connectTimeout;
         private Transport transport;
         private IoMode ioMode;
+        private String dhchapSecret;
+        private String dhchapCtrlSecret;
 
         private Builder() {}
+
+        /** The host's DH-HMAC-CHAP secret, {@code DHHC-1:hh:BASE64:} (overrides the URI's {@code dhchap_secret}). */
+        public Builder dhchapSecret(String secret) {
+            this.dhchapSecret = secret;
+            return this;
+        }
+
+        /** The controller's secret, for bidirectional authentication (overrides {@code dhchap_ctrl_secret}). */
+        public Builder dhchapCtrlSecret(String secret) {
+            this.dhchapCtrlSecret = secret;
+            return this;
+        }
 
         public Builder hostIdentity(HostIdentity identity) {
             this.hostIdentity = identity;
@@ -72,7 +93,15 @@ public record ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout,
         }
 
         public ConnectOptions build() {
-            return new ConnectOptions(hostIdentity, connectTimeout, transport, ioMode);
+            if (dhchapSecret == null && dhchapCtrlSecret != null) {
+                throw new IllegalArgumentException("dhchapCtrlSecret needs dhchapSecret too");
+            }
+            return new ConnectOptions(
+                    hostIdentity,
+                    connectTimeout,
+                    transport,
+                    ioMode,
+                    dhchapSecret == null ? null : DhchapKeys.parse(dhchapSecret, dhchapCtrlSecret));
         }
     }
 }

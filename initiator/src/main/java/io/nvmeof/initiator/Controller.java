@@ -46,6 +46,9 @@ public final class Controller implements AutoCloseable {
     private final ControllerTimer timer;
     private final NamespaceScanner namespaces;
     private final AsyncEvents events;
+    /** DH-HMAC-CHAP with the options' or the URI's secrets, or null without any (docs/security.md). */
+    private final HostAuthentication authentication;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile NvmeException failure;
@@ -74,6 +77,8 @@ public final class Controller implements AutoCloseable {
         this.timer = new ControllerTimer(this, "nvmeof-ctrl-" + id + "-timer");
         this.namespaces = new NamespaceScanner(this);
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
+        DhchapKeys keys = options.dhchap() != null ? options.dhchap() : uri.dhchap();
+        this.authentication = keys == null ? null : new HostAuthentication(this, keys);
     }
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
@@ -368,6 +373,34 @@ public final class Controller implements AutoCloseable {
     /** close() or a failed bring-up has started: queue closes and late completions are expected. */
     boolean isClosing() {
         return closing;
+    }
+
+    // ---- in-band authentication (docs/security.md) ----
+
+    /**
+     * Runs DH-HMAC-CHAP again on the admin queue and then on every I/O queue, as the Linux host does when its secret
+     * changes (re-authentication, NVMe Base 2.0 §8.13). I/O may go on meanwhile; a failure fails the controller.
+     *
+     * @throws IllegalStateException if this controller has no DH-HMAC-CHAP secret
+     */
+    public void reauthenticate() throws NvmeException {
+        if (authentication == null) {
+            throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
+        }
+        try {
+            authentication.authenticate(queues.admin());
+            for (CommandQueue q : queues.io()) {
+                authentication.authenticate(q);
+            }
+        } catch (NvmeAuthenticationException e) {
+            fail(e);
+            throw e;
+        }
+    }
+
+    /** The host's side of DH-HMAC-CHAP, or null without a secret. */
+    HostAuthentication authentication() {
+        return authentication;
     }
 
     // ---- parts, for each other ----

@@ -29,6 +29,10 @@ import java.util.Objects;
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
  *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
  *       {@code nio} (TCP)</td><td>auto</td></tr>
+ *   <tr><td>dhchap_secret</td><td>the host's DH-HMAC-CHAP secret {@code DHHC-1:hh:BASE64:} (docs/security.md);
+ *       the host authenticates when the controller asks</td><td>none</td></tr>
+ *   <tr><td>dhchap_ctrl_secret</td><td>the controller's secret: the host authenticates the controller too
+ *       (bidirectional)</td><td>none</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  * </table>
@@ -36,6 +40,8 @@ import java.util.Objects;
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
  * controller when none is given (nvmeof-protocol.md §3.7); our own target serves discovery on its I/O port, so write {@code :8009}
  * explicitly when you talk to an nvmet discovery port.
+ *
+ * <p>The secrets stay out of {@link #toString()} (so a URI can be logged) and out of {@link #equals}.
  *
  * <p>Scheme {@code nvme+rdma} parses; connecting says whether an rdma transport is available. Instances are immutable.
  */
@@ -64,6 +70,8 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    /** DH-HMAC-CHAP secrets, or null; not part of the text form. */
+    private final DhchapKeys dhchap;
 
     /** The values {@code engine=} accepts. */
     public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
@@ -82,7 +90,9 @@ public final class NvmeUri {
             int katoMillis,
             Duration timeout,
             String engine,
-            boolean hipri) {
+            boolean hipri,
+            DhchapKeys dhchap) {
+        this.dhchap = dhchap;
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -110,6 +120,7 @@ public final class NvmeUri {
                     "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
         }
         String s = uri.trim();
+        uri = redacted(uri); // messages below show the URI, never its secrets
         int sep = s.indexOf("://");
         if (sep < 0) {
             throw new IllegalArgumentException(
@@ -194,6 +205,8 @@ public final class NvmeUri {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        String dhchapSecret = null;
+        String dhchapCtrlSecret = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -259,6 +272,12 @@ public final class NvmeUri {
                                     + ", not '" + value + "' in '" + uri + "'");
                         }
                         break;
+                    case "dhchap_secret":
+                        dhchapSecret = value;
+                        break;
+                    case "dhchap_ctrl_secret":
+                        dhchapCtrlSecret = value;
+                        break;
                     case "hipri":
                         switch (value.trim().toLowerCase(Locale.ROOT)) {
                             case "1":
@@ -278,7 +297,8 @@ public final class NvmeUri {
                         break;
                     default:
                         throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri)");
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri, dhchap_secret,"
+                                + " dhchap_ctrl_secret)");
                 }
             }
         }
@@ -288,8 +308,26 @@ public final class NvmeUri {
                     ? 0
                     : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
+        if (dhchapSecret == null && dhchapCtrlSecret != null) {
+            throw new IllegalArgumentException("dhchap_ctrl_secret needs dhchap_secret too in '" + uri + "'");
+        }
+        DhchapKeys keys = null;
+        if (dhchapSecret != null) {
+            try {
+                keys = DhchapKeys.parse(dhchapSecret, dhchapCtrlSecret);
+            } catch (IllegalArgumentException e) {
+                // The parser's message never contains the key.
+                throw new IllegalArgumentException(e.getMessage() + " (dhchap option of '" + uri + "')");
+            }
+        }
         return new NvmeUri(
-                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri);
+                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri,
+                keys);
+    }
+
+    /** {@code uri} with the values of its dhchap options replaced, for messages. */
+    private static String redacted(String uri) {
+        return uri.replaceAll("(?i)(dhchap_(?:ctrl_)?secret=)[^&]*", "$1<secret>");
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -315,7 +353,8 @@ public final class NvmeUri {
                 katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
                 timeout,
                 engine,
-                hipri);
+                hipri,
+                dhchap);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
@@ -336,7 +375,13 @@ public final class NvmeUri {
                 kato,
                 timeout,
                 engine,
-                hipri);
+                hipri,
+                dhchap);
+    }
+
+    /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
+    public DhchapKeys dhchap() {
+        return dhchap;
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */

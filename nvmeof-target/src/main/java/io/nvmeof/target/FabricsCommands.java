@@ -215,7 +215,7 @@ final class FabricsCommands {
         if (auth == null) {
             return 0;
         }
-        session.requireAuthentication(new QueueAuthentication(auth, s.nqn(), qid));
+        session.requireAuthentication(new QueueAuthentication(s, auth, qid));
         LOG.log(Level.INFO, "connect: host " + hostnqn + " must authenticate QID " + qid + " (DH-HMAC-CHAP)");
         return io.nvmeof.core.auth.AuthProtocol.CONNECT_AUTHREQ_ATR;
     }

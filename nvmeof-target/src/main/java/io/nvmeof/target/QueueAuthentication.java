@@ -47,7 +47,10 @@ final class QueueAuthentication {
         DONE
     }
 
-    private final HostAuth settings;
+    private final Subsystem subsystem;
+    /** The host's settings, read again from the subsystem at each AUTH_Negotiate (keys can change at run time). */
+    private HostAuth settings;
+
     private final String hostNqn;
     private final String subNqn;
     private final int qid;
@@ -65,10 +68,11 @@ final class QueueAuthentication {
     private byte[] c2;
     private int s2;
 
-    QueueAuthentication(HostAuth settings, String subNqn, int qid) {
+    QueueAuthentication(Subsystem subsystem, HostAuth settings, int qid) {
+        this.subsystem = subsystem;
         this.settings = settings;
         this.hostNqn = settings.hostNqn();
-        this.subNqn = subNqn;
+        this.subNqn = subsystem.nqn();
         this.qid = qid;
     }
 
@@ -175,6 +179,12 @@ final class QueueAuthentication {
         }
         clearSecrets();
         tid = n.tid();
+        HostAuth current = subsystem.hostAuth(hostNqn);
+        if (current == null) {
+            fail(AuthProtocol.FAILED, "the host has no DH-HMAC-CHAP key on the subsystem any more");
+            return;
+        }
+        settings = current;
         if (n.scC() != AuthProtocol.SC_C_NONE) {
             fail(AuthProtocol.CONCAT_MISMATCH, "secure channel concatenation (SC_C " + n.scC() + ") is not supported");
             return;
