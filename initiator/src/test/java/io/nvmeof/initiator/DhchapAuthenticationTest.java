@@ -198,6 +198,38 @@ class DhchapAuthenticationTest {
     }
 
     @Test
+    void cliOptionsAuthenticate() {
+        DhchapSecret host = secret(DhchapHash.SHA_256);
+        DhchapSecret ctrl = secret(null);
+        keys(host, ctrl, null, DhGroup.FFDHE2048);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        int code = io.nvmeof.initiator.cli.NvmeofCli.run(
+                new java.io.ByteArrayInputStream(new byte[0]),
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, StandardCharsets.UTF_8),
+                "id-ctrl",
+                target.uri(),
+                "--hostnqn",
+                HOST,
+                "--dhchap-secret",
+                host.encode(),
+                "--dhchap-ctrl-secret",
+                ctrl.encode());
+        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
+        code = io.nvmeof.initiator.cli.NvmeofCli.run(
+                new java.io.ByteArrayInputStream(new byte[0]),
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8),
+                new java.io.PrintStream(err, true, StandardCharsets.UTF_8),
+                "id-ctrl",
+                target.uri(),
+                "--hostnqn",
+                HOST);
+        assertEquals(1, code);
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("requires DH-HMAC-CHAP"));
+    }
+
+    @Test
     void secretsStayOutOfTheUriText() {
         DhchapSecret host = secret(DhchapHash.SHA_256);
         NvmeUri u = NvmeUri.parse(uri(host, null));
