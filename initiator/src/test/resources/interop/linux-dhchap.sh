@@ -9,9 +9,10 @@
 #     "PEERVM READY" and serves until the job's stop file appears.
 # Part 1 prints "CHECK OK name: ..." or "CHECK FAIL name: ..." per check and "HOST CHECKS DONE".
 # args: PORT NQN_UNI NQN_BIDI KEY CKEY WRONG SECRET32 SECRET48 SECRET64 NVMET_NQN JAVA_HOSTNQN NVMET_KEY NVMET_CKEY
+#       FACT_NQN FACT_KEY
 set -u
 PORT=$1 NQN_UNI=$2 NQN_BIDI=$3 KEY=$4 CKEY=$5 WRONG=$6 S32=$7 S48=$8 S64=$9
-NVMET_NQN=${10} JAVA_HOSTNQN=${11} NVMET_KEY=${12} NVMET_CKEY=${13}
+NVMET_NQN=${10} JAVA_HOSTNQN=${11} NVMET_KEY=${12} NVMET_CKEY=${13} FACT_NQN=${14} FACT_KEY=${15}
 HOSTNQN=$(cat /etc/nvme/hostnqn)
 ok() { echo "CHECK OK $*"; }
 bad() { echo "CHECK FAIL $*"; }
@@ -42,11 +43,12 @@ fio_verify() { # NAME DEV
 echo "uptime at job start: $(cut -d' ' -f1 /proc/uptime)s; kernel $(uname -r); $(nvme version | head -1); host $HOSTNQN"
 modprobe -a nvme-tcp nvme-auth
 # nvme-cli's own values for fixed inputs (the Java side compares them with its computation)
-echo "FACT gen1 $(nvme gen-dhchap-key --secret="$S32" --hmac=1 --nqn="$HOSTNQN")"
-echo "FACT gen2 $(nvme gen-dhchap-key --secret="$S48" --hmac=2 --nqn="$HOSTNQN")"
-echo "FACT gen3 $(nvme gen-dhchap-key --secret="$S64" --hmac=3 --nqn="$HOSTNQN")"
+echo "FACT gen1 $(nvme gen-dhchap-key --secret="$S32" --hmac=1 --nqn="$FACT_NQN")"
+echo "FACT gen2 $(nvme gen-dhchap-key --secret="$S48" --hmac=2 --nqn="$FACT_NQN")"
+echo "FACT gen3 $(nvme gen-dhchap-key --secret="$S64" --hmac=3 --nqn="$FACT_NQN")"
 echo "FACT gen0 $(nvme gen-dhchap-key --secret="$S32" --hmac=0)"
-echo "FACT check $(nvme check-dhchap-key --key="$KEY" 2>&1)"
+echo "FACT check $(nvme check-dhchap-key --key="$FACT_KEY" 2>&1)"
+echo "FACT checkhost $(nvme check-dhchap-key --key="$KEY" 2>&1)"
 
 dmesg -c > /dev/null
 check uni-connect connect "$NQN_UNI" --dhchap-secret="$KEY"

@@ -96,7 +96,16 @@ final class HostAuthentication {
             s2 = nextSeqnum();
         }
         commands.authenticationSend(q, new ReplyMessage(tid, r1, keys.bidirectional(), s2, c2, dh).encode());
-        m = commands.authenticationReceive(q, RECEIVE_LENGTH);
+        try {
+            m = commands.authenticationReceive(q, RECEIVE_LENGTH);
+        } catch (NvmeTransportException e) {
+            // nvmet tears the controller down as soon as it refuses a host, often before its Failure1 goes out.
+            throw new NvmeAuthenticationException(
+                    "DH-HMAC-CHAP on the " + where + ": the controller closed the connection instead of answering"
+                            + " the host's response (nvmet does so when it refuses the host: wrong dhchap_secret?)",
+                    0,
+                    e);
+        }
         try {
             refused(m, where);
             Success1Message s1 = Success1Message.decode(m);

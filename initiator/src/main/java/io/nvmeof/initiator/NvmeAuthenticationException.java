@@ -20,6 +20,12 @@ public class NvmeAuthenticationException extends NvmeException {
         this.explanation = explanation;
     }
 
+    /** As above, caused by {@code cause} (the connection closed during the exchange). */
+    public NvmeAuthenticationException(String message, int explanation, Throwable cause) {
+        super(message, cause);
+        this.explanation = explanation;
+    }
+
     /** The Reason Code Explanation (AuthProtocol.FAILED, HASH_UNUSABLE, ...), or 0. */
     public int explanation() {
         return explanation;

@@ -9,7 +9,8 @@ import java.nio.ByteBuffer;
 
 /**
  * Authentication Send (FCTYPE 05h) and Authentication Receive (06h) on one queue (nvmeof-protocol.md §2.5, NVMe Base
- * 2.0 §6.2–6.3): the field checks nvmet makes (SECP E9h, SPSP0 = SPSP1 = 01h, TL/AL not zero and equal to the data
+ * 2.0 §6.2–6.3): on a queue whose host has no key they are Invalid Opcode (as before authentication existed here, and
+ * as in nvmet without it); otherwise the field checks nvmet makes (SECP E9h, SPSP0 = SPSP1 = 01h, TL/AL not zero and equal to the data
  * length, each Invalid Field in Command with DNR), then the payload goes to or comes from the queue's
  * {@link QueueAuthentication}. Owned by {@link FabricsCommands}; on the queue's thread; not on the I/O path.
  */
@@ -22,7 +23,7 @@ final class AuthenticationCommands {
 
     /** Authentication Send: checks the fields, then fetches the payload (continues in {@link #sendData}). */
     void send(TargetRequest request, SubmissionQueueEntry c) {
-        if (checkFields(request, c) && authentication(request) != null) {
+        if (authentication(request) != null && checkFields(request, c)) {
             request.receiveData(session);
         }
     }
@@ -41,11 +42,8 @@ final class AuthenticationCommands {
 
     /** Authentication Receive: the Challenge, Success1 or Failure1, zero-padded to AL bytes as nvmet sends it. */
     void receive(TargetRequest request, SubmissionQueueEntry c) {
-        if (!checkFields(request, c)) {
-            return;
-        }
         QueueAuthentication auth = authentication(request);
-        if (auth == null) {
+        if (auth == null || !checkFields(request, c)) {
             return;
         }
         int al = request.dataLength();
@@ -80,15 +78,14 @@ final class AuthenticationCommands {
         return true;
     }
 
-    /** The queue's authentication state, or null after refusing the command because there is none. */
+    /**
+     * The queue's authentication state, or null after refusing the command because there is none: Invalid Opcode
+     * (DNR), what the other fabrics types nobody implements get, and what nvmet built without authentication answers.
+     */
     private QueueAuthentication authentication(TargetRequest request) {
         QueueAuthentication auth = session.authentication();
         if (auth == null) {
-            session.refuse(
-                    request,
-                    Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
-                    null,
-                    "Authentication Send/Receive, but this host has no DH-HMAC-CHAP key on the subsystem");
+            session.complete(request, Status.dnr(Status.INVALID_OPCODE));
         }
         return auth;
     }

@@ -218,7 +218,7 @@ class AuthenticationTest {
             FakeRequest c = check(h.connectAdmin(TestTargets.NQN, 5000));
             assertEquals(0, c.dw0() >>> 16, "no AUTHREQ");
             FakeRequest r = h.admin.call(authReceive(64));
-            assertEquals(Status.dnr(Status.COMMAND_SEQUENCE_ERROR), r.status() & ~Status.MORE_BIT);
+            assertEquals(Status.dnr(Status.INVALID_OPCODE), r.status() & ~Status.MORE_BIT);
             h.enable();
         } finally {
             t.close();
