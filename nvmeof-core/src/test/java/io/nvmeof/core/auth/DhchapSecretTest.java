@@ -11,9 +11,12 @@ import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@code DHHC-1} secret format, its CRC and the key transformation, against values computed independently (Python's
- * hmac, hashlib, zlib and base64 on the same inputs, following the kernel's nvme_auth_extract_key and
- * nvme_auth_transform_key and nvme-cli 2.x's gen-dhchap-key) and recorded here as facts.
+ * The {@code DHHC-1} secret format, its CRC and the key transformation, against recorded facts: the values were
+ * computed independently (Python's hmac, hashlib, zlib and base64, following the kernel's nvme_auth_extract_key and
+ * nvme_auth_transform_key and nvme-cli 2.x's gen-dhchap-key), and the generated keys and the CRC are exactly what
+ * nvme-cli 2.13 prints in the Linux 6.12 peer VM ({@code nvme gen-dhchap-key --secret 000102..1f --hmac 1 --nqn
+ * HOST}, the 48- and 64-byte ranges with --hmac 2 and 3, --hmac 0; {@code nvme check-dhchap-key} of the 00 key:
+ * "Key is valid (HMAC 0, length 32, CRC 91267e8a)"), which LinuxDhchapIT checks on every run.
  */
 class DhchapSecretTest {
     static final String HOST = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
