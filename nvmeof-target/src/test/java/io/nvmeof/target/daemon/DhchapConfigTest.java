@@ -83,6 +83,25 @@ class DhchapConfigTest {
     }
 
     @Test
+    void daemonFlagMakesAClosedSubsystem() throws Exception {
+        Path k = file("flag.key", secret(DhchapHash.SHA_256), "rw-------");
+        TargetDaemon d = new TargetDaemon();
+        new picocli.CommandLine(d)
+                .parseArgs(
+                        "--listen",
+                        "tcp://127.0.0.1:0",
+                        "--namespace",
+                        "size=1M",
+                        "--dhchap-host",
+                        "host=" + HOST + ",key-file=" + k + ",dhgroups=ffdhe2048");
+        TargetConfig cfg = d.buildConfig();
+        SubsystemConfig s = cfg.subsystems().get(0);
+        assertFalse(s.allowAnyHost());
+        assertEquals(HOST, s.hostAuth().get(0).hostNqn());
+        assertEquals(List.of(DhGroup.FFDHE2048), s.hostAuth().get(0).groups());
+    }
+
+    @Test
     void dhchapHostFlag() throws Exception {
         Path k = file("k", secret(DhchapHash.SHA_256), "rw-------");
         Path ck = file("ck", secret(null), "r--------");
