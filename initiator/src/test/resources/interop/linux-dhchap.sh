@@ -9,10 +9,13 @@
 #     "PEERVM READY" and serves until the job's stop file appears.
 # Part 1 prints "CHECK OK name: ..." or "CHECK FAIL name: ..." per check and "HOST CHECKS DONE".
 # args: PORT NQN_UNI NQN_BIDI KEY CKEY WRONG SECRET32 SECRET48 SECRET64 NVMET_NQN JAVA_HOSTNQN NVMET_KEY NVMET_CKEY
-#       FACT_NQN FACT_KEY
+#       FACT_NQN FACT_KEY NEW_KEY
+# Re-authentication: after the unidirectional fio pass the script prints "REAUTH READY" and waits for the file
+# /job/reauth (the test has given the target NEW_KEY by then), writes NEW_KEY to the controller's dhchap_secret in
+# sysfs (the kernel then authenticates every queue again) and checks I/O still works.
 set -u
 PORT=$1 NQN_UNI=$2 NQN_BIDI=$3 KEY=$4 CKEY=$5 WRONG=$6 S32=$7 S48=$8 S64=$9
-NVMET_NQN=${10} JAVA_HOSTNQN=${11} NVMET_KEY=${12} NVMET_CKEY=${13} FACT_NQN=${14} FACT_KEY=${15}
+NVMET_NQN=${10} JAVA_HOSTNQN=${11} NVMET_KEY=${12} NVMET_CKEY=${13} FACT_NQN=${14} FACT_KEY=${15} NEW_KEY=${16}
 HOSTNQN=$(cat /etc/nvme/hostnqn)
 ok() { echo "CHECK OK $*"; }
 bad() { echo "CHECK FAIL $*"; }
@@ -55,6 +58,19 @@ check uni-connect connect "$NQN_UNI" --dhchap-secret="$KEY"
 DEV=$(ns_of "$NQN_UNI")
 check uni-fio-verify fio_verify uni "$DEV"
 check uni-kernel-log sh -c 'dmesg | grep -m1 "qid 0: authenticated with hash hmac(sha256) dhgroup null"'
+echo "REAUTH READY at uptime $(cut -d' ' -f1 /proc/uptime)s"
+for _ in $(seq 600); do [ -e /job/reauth ] && break; sleep 0.2; done
+CTRL=$(connected "$NQN_UNI")
+auths() { dmesg | grep -c "qid 0: authenticated with hash"; }
+reauth() {
+  local n0; n0=$(auths)
+  echo -n "$NEW_KEY" > "$CTRL/dhchap_secret" || return 1
+  for _ in $(seq 200); do [ "$(auths)" -gt "$n0" ] && break; sleep 0.1; done
+  [ "$(auths)" -gt "$n0" ] && sleep 1 && echo "$(basename "$CTRL") re-authenticated ($(auths) admin queue authentications); state $(cat "$CTRL/state")"
+}
+check uni-reauth reauth
+check uni-reauth-io sh -c "head -c 1M /dev/urandom > /tmp/a && dd if=/tmp/a of=$DEV bs=1M count=1 oflag=direct 2>/dev/null \
+  && dd if=$DEV of=/tmp/b bs=1M count=1 iflag=direct 2>/dev/null && cmp /tmp/a /tmp/b && echo 1 MiB written and read back after re-authentication"
 check uni-disconnect disconnect "$NQN_UNI"
 check bidi-connect connect "$NQN_BIDI" --dhchap-secret="$KEY" --dhchap-ctrl-secret="$CKEY"
 DEV=$(ns_of "$NQN_BIDI")

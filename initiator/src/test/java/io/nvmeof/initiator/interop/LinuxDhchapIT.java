@@ -71,6 +71,8 @@ class LinuxDhchapIT {
             "uni-connect",
             "uni-fio-verify",
             "uni-kernel-log",
+            "uni-reauth",
+            "uni-reauth-io",
             "uni-disconnect",
             "bidi-connect",
             "bidi-fio-verify",
@@ -112,6 +114,7 @@ class LinuxDhchapIT {
         DhchapSecret hostKey = key(VM_HOST_NQN);
         DhchapSecret ctrlKey = key(NQN_BIDI);
         DhchapSecret wrong = key(VM_HOST_NQN);
+        DhchapSecret newKey = key(VM_HOST_NQN);
         // The fixed inputs of DhchapSecretTest: nvme-cli must make the keys recorded there.
         byte[] s32 = range(32);
         byte[] s48 = range(48);
@@ -153,16 +156,18 @@ class LinuxDhchapIT {
                     nvmetKey.encode(),
                     nvmetCtrlKey.encode(),
                     FACT_NQN,
-                    FACT_KEY);
-            try (PeerVm.Running vm = peer.startServing(
-                    script,
-                    args,
-                    fwd,
-                    4420,
-                    Duration.ofMinutes(30),
-                    work.resolve("job"),
-                    "^PEERVM READY",
-                    Duration.ofMinutes(15))) {
+                    FACT_KEY,
+                    newKey.encode());
+            Path job = work.resolve("job");
+            try (PeerVm.Running vm = peer.start(script, args, fwd, 4420, Duration.ofMinutes(30), job)) {
+                // Re-authentication: the host key changes on the target, then the kernel is given it (sysfs).
+                vm.await("^REAUTH READY", Duration.ofMinutes(15));
+                target.setHostAuth(
+                        NQN_UNI,
+                        VM_HOST_NQN,
+                        new HostAuth(VM_HOST_NQN, newKey, null, List.of(DhchapHash.SHA_256), List.of(DhGroup.NULL)));
+                Files.writeString(job.resolve("reauth"), "");
+                vm.await("^PEERVM READY", Duration.ofMinutes(10));
                 String out = vm.output();
                 // 1. the kernel host against our target
                 List<String> missing = new ArrayList<>();
