@@ -71,6 +71,10 @@ class DhchapRpcTest {
                         + "\",\"dhchap_key\":\"key0\",\"dhchap_ctrlr_key\":\"key1\"}");
         assertNotNull(target.subsystem(NQN).hostAuth(HOST).ctrlKey());
 
+        JsonNode host = call("nvmf_get_subsystems", null).get(1).get("hosts").get(0);
+        assertEquals("key0", host.get("dhchap_key").asText());
+        assertEquals("key1", host.get("dhchap_ctrlr_key").asText());
+
         JsonNode saved = call("save_config", null);
         String text = saved.toString();
         assertFalse(text.contains("DHHC"), "save_config holds names and paths, not secrets");
