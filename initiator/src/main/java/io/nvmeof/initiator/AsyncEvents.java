@@ -101,6 +101,15 @@ final class AsyncEvents {
         }
     }
 
+    /** Runs {@code task} on the event thread (the namespace listeners after a reconnect); dropped once shut down. */
+    void execute(Runnable task) {
+        try {
+            events.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // shut down: the controller is closed
+        }
+    }
+
     /** Stops the event thread. */
     void shutdown() {
         events.shutdownNow();

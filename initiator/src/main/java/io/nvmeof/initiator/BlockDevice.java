@@ -56,12 +56,12 @@ public final class BlockDevice {
 
     /** Reads {@code dst.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int read(long offset, ByteBuffer dst) throws NvmeException {
-        return Controller.await(readAsync(offset, dst), namespace.controller().timeoutNanos());
+        return namespace.controller().awaitIo(readAsync(offset, dst));
     }
 
     /** Writes {@code src.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int write(long offset, ByteBuffer src) throws NvmeException {
-        return Controller.await(writeAsync(offset, src), namespace.controller().timeoutNanos());
+        return namespace.controller().awaitIo(writeAsync(offset, src));
     }
 
     /** Flushes the namespace (nvmeof-protocol.md §4.3). */

@@ -186,7 +186,7 @@ public final class Namespace {
 
     /** Reads {@code blocks} blocks from {@code lba} into {@code dst} and waits. */
     public void read(long lba, int blocks, ByteBuffer dst) throws NvmeException {
-        Controller.await(readAsync(lba, blocks, dst), controller.timeoutNanos());
+        controller.awaitIo(readAsync(lba, blocks, dst));
     }
 
     public CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
@@ -207,7 +207,7 @@ public final class Namespace {
 
     /** Writes {@code blocks} blocks from {@code src} at {@code lba} and waits. */
     public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
-        Controller.await(writeAsync(lba, blocks, src), controller.timeoutNanos());
+        controller.awaitIo(writeAsync(lba, blocks, src));
     }
 
     public CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
@@ -231,7 +231,7 @@ public final class Namespace {
      * {@link NvmeStatusException} with Compare Failure (SCT 2, SC 0x85, nvmeof-protocol.md §4.2).
      */
     public void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException {
-        Controller.await(compareAsync(lba, blocks, expected), controller.timeoutNanos());
+        controller.awaitIo(compareAsync(lba, blocks, expected));
     }
 
     public CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
@@ -252,7 +252,7 @@ public final class Namespace {
 
     /** Makes completed writes durable (Flush, nvmeof-protocol.md §4.3) and waits. */
     public void flush() throws NvmeException {
-        Controller.await(flushAsync(), controller.timeoutNanos());
+        controller.awaitIo(flushAsync());
     }
 
     public CompletableFuture<Void> flushAsync() {
@@ -273,7 +273,7 @@ public final class Namespace {
 
     /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, nvmeof-protocol.md §4.4) and waits. */
     public void writeZeroes(long lba, int blocks) throws NvmeException {
-        Controller.await(writeZeroesAsync(lba, blocks), controller.timeoutNanos());
+        controller.awaitIo(writeZeroesAsync(lba, blocks));
     }
 
     public CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
@@ -294,7 +294,7 @@ public final class Namespace {
      * zeroes when {@link NamespaceIdentity#dlfeat()} says so.
      */
     public void deallocate(LbaRange... ranges) throws NvmeException {
-        Controller.await(deallocateAsync(List.of(ranges)), controller.timeoutNanos());
+        controller.awaitIo(deallocateAsync(List.of(ranges)));
     }
 
     public CompletableFuture<Void> deallocateAsync(List<LbaRange> ranges) {

@@ -25,7 +25,14 @@ import java.util.Objects;
  *   <tr><td>digest</td><td>{@code header}, {@code data}, {@code header,data} or {@code none} (NVMe/TCP digests, nvmeof-protocol.md §5.8)</td><td>none</td></tr>
  *   <tr><td>hostnqn</td><td>the host NQN</td><td>{@link HostIdentity#defaultHostNqn()}</td></tr>
  *   <tr><td>kato</td><td>keep-alive timeout ({@code 30000}, {@code 30000ms}, {@code 30s}); 0 disables</td>
- *       <td>30 s; 0 for discovery controllers (nvmeof-protocol.md §3.7)</td></tr>
+ *       <td>5 s; 0 for discovery controllers (nvmeof-protocol.md §3.7)</td></tr>
+ *   <tr><td>keep_alive_tmo</td><td>the same in seconds, as Linux names it ({@code 5}, or {@code 500ms})</td>
+ *       <td>5 s</td></tr>
+ *   <tr><td>reconnect_delay</td><td>seconds between reconnect attempts after the connection is lost</td><td>10</td></tr>
+ *   <tr><td>ctrl_loss_tmo</td><td>seconds to keep reconnecting before the controller is lost; -1: for ever; 0: no
+ *       reconnect</td><td>600</td></tr>
+ *   <tr><td>fast_io_fail_tmo</td><td>seconds of reconnecting after which waiting commands fail; -1: off</td>
+ *       <td>-1</td></tr>
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
  *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
  *       {@code nio} (TCP)</td><td>auto</td></tr>
@@ -53,8 +60,17 @@ public final class NvmeUri {
     public static final int MAX_QUEUES = 128;
     public static final int MAX_DEPTH = 1024;
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
-    /** KATO for I/O controllers: 30 s, inside the 5–30 s the conservative profile suggests (nvmeof-protocol.md §7.8). */
-    public static final int DEFAULT_KATO_MILLIS = 30_000;
+    /**
+     * KATO for I/O controllers: 5 s, the Linux host's NVME_DEFAULT_KATO (keep_alive_tmo), inside the 5–30 s the
+     * conservative profile suggests (nvmeof-protocol.md §7.8).
+     */
+    public static final int DEFAULT_KATO_MILLIS = 5_000;
+    /** Seconds between reconnect attempts: the Linux host's NVMF_DEF_RECONNECT_DELAY (reconnect_delay). */
+    public static final Duration DEFAULT_RECONNECT_DELAY = Duration.ofSeconds(10);
+    /** How long to keep reconnecting: the Linux host's NVMF_DEF_CTRL_LOSS_TMO (ctrl_loss_tmo), 600 s. */
+    public static final Duration DEFAULT_CTRL_LOSS_TMO = Duration.ofSeconds(600);
+    /** "-1" of ctrl_loss_tmo (reconnect for ever) and fast_io_fail_tmo (off, the Linux default NVMF_DEF_FAIL_FAST_TMO). */
+    public static final Duration NEVER = Duration.ofSeconds(-1);
 
     private final String transport;
     private final String host;
@@ -70,6 +86,9 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    private final Duration reconnectDelay;
+    private final Duration ctrlLossTmo;
+    private final Duration fastIoFailTmo;
     /** DH-HMAC-CHAP secrets, or null; not part of the text form. */
     private final DhchapKeys dhchap;
 
@@ -91,6 +110,9 @@ public final class NvmeUri {
             Duration timeout,
             String engine,
             boolean hipri,
+            Duration reconnectDelay,
+            Duration ctrlLossTmo,
+            Duration fastIoFailTmo,
             DhchapKeys dhchap) {
         this.dhchap = dhchap;
         this.transport = transport;
@@ -107,6 +129,9 @@ public final class NvmeUri {
         this.timeout = timeout;
         this.engine = engine;
         this.hipri = hipri;
+        this.reconnectDelay = reconnectDelay;
+        this.ctrlLossTmo = ctrlLossTmo;
+        this.fastIoFailTmo = fastIoFailTmo;
     }
 
     /**
@@ -205,6 +230,9 @@ public final class NvmeUri {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
+        Duration ctrlLossTmo = DEFAULT_CTRL_LOSS_TMO;
+        Duration fastIoFailTmo = NEVER;
         String dhchapSecret = null;
         String dhchapCtrlSecret = null;
         if (query != null && !query.isEmpty()) {
@@ -259,6 +287,23 @@ public final class NvmeUri {
                                 Integer.MAX_VALUE,
                                 parseDuration(name, value, uri).toMillis());
                         break;
+                    case "keep_alive_tmo":
+                        kato = (int) Math.min(
+                                Integer.MAX_VALUE,
+                                parseSeconds(name, value, false, uri).toMillis());
+                        break;
+                    case "reconnect_delay":
+                        reconnectDelay = parseSeconds(name, value, false, uri);
+                        if (reconnectDelay.isZero()) {
+                            throw new IllegalArgumentException("reconnect_delay must be positive in '" + uri + "'");
+                        }
+                        break;
+                    case "ctrl_loss_tmo":
+                        ctrlLossTmo = parseSeconds(name, value, true, uri);
+                        break;
+                    case "fast_io_fail_tmo":
+                        fastIoFailTmo = parseSeconds(name, value, true, uri);
+                        break;
                     case "timeout":
                         timeout = parseDuration(name, value, uri);
                         if (timeout.isZero()) {
@@ -296,9 +341,10 @@ public final class NvmeUri {
                         }
                         break;
                     default:
-                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri, dhchap_secret,"
-                                + " dhchap_ctrl_secret)");
+                        throw new IllegalArgumentException(
+                                "unknown option '" + name + "' in '" + uri
+                                        + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
+                                        + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, dhchap_secret, dhchap_ctrl_secret)");
                 }
             }
         }
@@ -321,7 +367,23 @@ public final class NvmeUri {
             }
         }
         return new NvmeUri(
-                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri,
+                transport,
+                host,
+                port,
+                nqn,
+                nsid,
+                queues,
+                depth,
+                hdgst,
+                ddgst,
+                hostNqn,
+                kato,
+                timeout,
+                engine,
+                hipri,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
                 keys);
     }
 
@@ -354,6 +416,9 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
                 dhchap);
     }
 
@@ -376,6 +441,9 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
                 dhchap);
     }
 
@@ -461,6 +529,21 @@ public final class NvmeUri {
         return hipri;
     }
 
+    /** reconnect_delay: the time between reconnect attempts (default 10 s). */
+    public Duration reconnectDelay() {
+        return reconnectDelay;
+    }
+
+    /** ctrl_loss_tmo: how long to reconnect before the controller is lost; {@link #NEVER} (-1): for ever; 0: never. */
+    public Duration ctrlLossTmo() {
+        return ctrlLossTmo;
+    }
+
+    /** fast_io_fail_tmo: after this long reconnecting, waiting commands fail; {@link #NEVER} (-1, default): off. */
+    public Duration fastIoFailTmo() {
+        return fastIoFailTmo;
+    }
+
     /** The engine and hipri options as the transport SPI takes them. */
     public io.nvmeof.core.spi.IoMode ioMode() {
         return new io.nvmeof.core.spi.IoMode(engine, hipri);
@@ -490,6 +573,26 @@ public final class NvmeUri {
                     name + " must be " + min + ".." + max + ", not " + v + " in '" + uri + "'");
         }
         return (int) v;
+    }
+
+    /**
+     * A Linux fabrics time option: a plain number of seconds ({@code 10}), or {@code 500ms}, {@code 30s}, {@code 2m};
+     * {@code -1} (returned as {@link #NEVER}) where {@code minusOne} allows it.
+     */
+    static Duration parseSeconds(String name, String value, boolean minusOne, String uri) {
+        String v = value.trim();
+        if (minusOne && v.equals("-1")) {
+            return NEVER;
+        }
+        if (!v.isEmpty() && v.chars().allMatch(Character::isDigit)) {
+            v = v + "s";
+        }
+        try {
+            return parseDuration(name, v, uri);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + " must be a number of seconds" + (minusOne ? " (-1: none)" : "")
+                    + " or a duration such as 500ms, 30s, 2m, not '" + value + "' in '" + uri + "'");
+        }
     }
 
     /** {@code 500ms}, {@code 30s}, {@code 2m}, or a plain number of milliseconds. */
@@ -568,6 +671,15 @@ public final class NvmeUri {
         }
         if (hipri) {
             qs.append("&hipri=1");
+        }
+        if (!reconnectDelay.equals(DEFAULT_RECONNECT_DELAY)) {
+            qs.append("&reconnect_delay=").append(reconnectDelay.toMillis()).append("ms");
+        }
+        if (!ctrlLossTmo.equals(DEFAULT_CTRL_LOSS_TMO)) {
+            qs.append("&ctrl_loss_tmo=").append(ctrlLossTmo.isNegative() ? "-1" : ctrlLossTmo.toMillis() + "ms");
+        }
+        if (!fastIoFailTmo.isNegative()) {
+            qs.append("&fast_io_fail_tmo=").append(fastIoFailTmo.toMillis()).append("ms");
         }
         return b.append('?').append(qs.substring(1)).toString();
     }

@@ -1,6 +1,8 @@
 package io.nvmeof.perf;
 
+import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
+import io.nvmeof.initiator.ControllerState;
 import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
@@ -9,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /** Runs one workload over one setup against one target URI: connects the jobs, ramps, measures, collects. */
@@ -61,11 +64,25 @@ public final class Runner {
             throws NvmeException, InterruptedException {
         String uri = jobUri(targetUri, setup, w.iodepth());
         List<Controller> ctrls = new ArrayList<>();
-        List<Job> jobs = new ArrayList<>();
+        List<Job> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicReference<String> lost = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         try {
             for (int i = 0; i < w.numjobs(); i++) {
-                ctrls.add(Nvme.connect(uri));
+                // A controller lost for good (ctrl_loss_tmo passed) stops every job at once: the run ends with the
+                // reason instead of waiting out its runtime.
+                ctrls.add(Nvme.connect(
+                        NvmeUri.parse(uri),
+                        ConnectOptions.builder()
+                                .stateListener(e -> {
+                                    if (e.state() == ControllerState.FAILED) {
+                                        lost.compareAndSet(null, "the controller was lost: " + e.reason());
+                                        for (Job j : jobs) {
+                                            j.stop = true;
+                                        }
+                                    }
+                                })
+                                .build()));
             }
             Namespace ns0 = ctrls.get(0).namespace();
             int blockSize = ns0.blockSize();
@@ -133,7 +150,7 @@ public final class Runner {
                 prog.start();
             }
             try {
-                sleepUntil(rampEnd);
+                sleepUntil(rampEnd, jobs, lost);
                 tBefore = TargetStats.read(admin);
                 iBefore = CpuSample.self();
                 for (Job j : jobs) {
@@ -142,7 +159,7 @@ public final class Runner {
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
-                    sleepUntil(end); // the window ends now: sample, then let the jobs drain
+                    sleepUntil(end, jobs, lost); // the window ends now (or a job failed): sample, let the jobs drain
                     iAfter = CpuSample.self();
                     tAfter = TargetStats.read(admin);
                     for (Thread t : threads) {
@@ -155,7 +172,7 @@ public final class Runner {
                     iAfter = CpuSample.self();
                     tAfter = TargetStats.read(admin);
                 }
-                String failure = null;
+                String failure = lost.get();
                 for (Job j : jobs) {
                     if (j.failure != null && failure == null) {
                         failure = w.numjobs() > 1 ? "job " + j.index + ": " + j.failure : j.failure;
@@ -186,7 +203,12 @@ public final class Runner {
                 } else if (unknown == null) {
                     unknown = tAfter.unknown();
                 }
-                long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long window =
+                        Math.max(1, w.verify() || failure != null ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long reconnects = 0;
+                for (Controller c : ctrls) {
+                    reconnects += c.reconnectCount();
+                }
                 return new RunResult(
                         w,
                         setup,
@@ -202,7 +224,9 @@ public final class Runner {
                         startMillis,
                         failure,
                         blockSize,
-                        tCpus);
+                        tCpus,
+                        reconnects,
+                        0); // failovers: multipath (one path per controller here)
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;
@@ -221,9 +245,19 @@ public final class Runner {
         }
     }
 
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
+    /** Sleeps until {@code nanoTime}, or until a job failed or the controller was lost (the run ends early). */
+    private static void sleepUntil(long nanoTime, List<Job> jobs, AtomicReference<String> lost)
+            throws InterruptedException {
         long left;
         while ((left = nanoTime - System.nanoTime()) > 0) {
+            if (lost.get() != null) {
+                return;
+            }
+            for (Job j : jobs) {
+                if (j.failure != null) {
+                    return;
+                }
+            }
             Thread.sleep(Math.max(1, Math.min(left / 1_000_000, 200)), 0);
         }
     }
