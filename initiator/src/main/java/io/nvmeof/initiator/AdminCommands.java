@@ -78,13 +78,16 @@ final class AdminCommands {
         return c;
     }
 
-    /** Authentication Send (nvmeof-protocol.md §2.5) of {@code message} on {@code q}: SECP E9h, SPSP0/1 01h, TL. */
-    void authenticationSend(CommandQueue q, byte[] message) throws NvmeException {
+    /**
+     * Authentication Send (nvmeof-protocol.md §2.5) of {@code message} on {@code q}: SECP E9h, SPSP0/1 01h, TL; in
+     * {@code slot}, or any free slot if null (a reconnect uses the I/O queue's {@link CommandQueue#connectSlot}).
+     */
+    void authenticationSend(CommandQueue q, CommandSlot slot, byte[] message) throws NvmeException {
         ByteBuffer data = ByteBuffer.allocateDirect(message.length).order(ByteOrder.LITTLE_ENDIAN);
         data.put(0, message);
         submitAndWait(
                 q,
-                null,
+                slot,
                 e -> e.opcode(FabricsCommandType.OPCODE)
                         .fctype(FabricsCommandType.AUTHENTICATION_SEND.code())
                         .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, message.length),
@@ -93,12 +96,12 @@ final class AdminCommands {
                 true);
     }
 
-    /** Authentication Receive (nvmeof-protocol.md §2.5) of up to {@code al} bytes on {@code q}. */
-    byte[] authenticationReceive(CommandQueue q, int al) throws NvmeException {
+    /** Authentication Receive (nvmeof-protocol.md §2.5) of up to {@code al} bytes on {@code q}, in {@code slot} as above. */
+    byte[] authenticationReceive(CommandQueue q, CommandSlot slot, int al) throws NvmeException {
         ByteBuffer data = ByteBuffer.allocateDirect(al).order(ByteOrder.LITTLE_ENDIAN);
         submitAndWait(
                 q,
-                null,
+                slot,
                 e -> e.opcode(FabricsCommandType.OPCODE)
                         .fctype(FabricsCommandType.AUTHENTICATION_RECEIVE.code())
                         .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, al),

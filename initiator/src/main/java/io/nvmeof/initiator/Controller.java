@@ -477,17 +477,24 @@ public final class Controller implements AutoCloseable {
     /**
      * Runs DH-HMAC-CHAP again on the admin queue and then on every I/O queue, as the Linux host does when its secret
      * changes (re-authentication, NVMe Base 2.0 §8.13). I/O may go on meanwhile; a failure fails the controller.
+     * Only while LIVE: a reconnect authenticates every new queue itself.
      *
-     * @throws IllegalStateException if this controller has no DH-HMAC-CHAP secret
+     * @throws IllegalStateException  if this controller has no DH-HMAC-CHAP secret
+     * @throws NvmeTransportException if the controller is not LIVE (reconnecting, failed or closed)
      */
     public void reauthenticate() throws NvmeException {
         if (authentication == null) {
             throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
         }
+        ControllerState s = state();
+        if (s != ControllerState.LIVE) {
+            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
+                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
+        }
         try {
-            authentication.authenticate(queues.admin());
+            authentication.authenticate(queues.admin(), null);
             for (CommandQueue q : queues.io()) {
-                authentication.authenticate(q);
+                authentication.authenticate(q, null);
             }
         } catch (NvmeAuthenticationException e) {
             fail(e);

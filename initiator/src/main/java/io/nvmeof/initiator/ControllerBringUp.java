@@ -59,7 +59,7 @@ final class ControllerBringUp {
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
         controller.cntlid = connect.dw0() & 0xFFFF;
-        authenticateIfAsked(admin, connect.dw0());
+        authenticateIfAsked(admin, null, connect.dw0());
         controller.registers().readCapabilities();
         controller.registers().enable();
 
@@ -87,9 +87,10 @@ final class ControllerBringUp {
      * DH-HMAC-CHAP on {@code q} when the Connect response's AUTHREQ.ATR (DW0 bit 17) asks for it, as the Linux host
      * does on the admin and on each I/O queue (nvmeof-protocol.md §2.2, docs/security.md). AUTHREQ.ASCR (secure
      * channel concatenation) is not implemented. A host that wants to authenticate the controller
-     * ({@code dhchap_ctrl_secret}) refuses a controller that does not ask.
+     * ({@code dhchap_ctrl_secret}) refuses a controller that does not ask. A reconnect does the same with the same
+     * secrets, each I/O queue's exchange in its {@code connectSlot}; {@code slot} null: any free slot.
      */
-    private void authenticateIfAsked(CommandQueue q, int dw0) throws NvmeException {
+    private void authenticateIfAsked(CommandQueue q, CommandSlot slot, int dw0) throws NvmeException {
         HostAuthentication auth = controller.authentication();
         String where = (q.qid == 0 ? "the admin queue" : "I/O queue " + q.qid) + " of " + uri.connectNqn() + " at "
                 + controller.hostPort();
@@ -116,12 +117,13 @@ final class ControllerBringUp {
                             + "; give the host's secret with dhchap_secret=DHHC-1:...",
                     0);
         }
-        auth.authenticate(q);
+        auth.authenticate(q, slot);
     }
 
     /**
      * A reconnect ({@link ControllerRecovery}), on the reconnect thread with every queue gated: a new admin queue and
-     * Connect with the same Host NQN and Host Identifier, CAP and enable, Identify Controller (the same subsystem),
+     * Connect with the same Host NQN and Host Identifier (DH-HMAC-CHAP when it asks, on this and each I/O queue,
+     * with the same secrets), CAP and enable, Identify Controller (the same subsystem),
      * Number of Queues, each I/O queue on a new connection (the same QIDs and size), AERs, and the namespaces checked
      * against what the application holds ({@link NamespaceScanner#verifyAfterReconnect}). Keep Alive and the gates
      * are the caller's, once the controller is LIVE again. On a failure the caller closes what this opened.
@@ -140,10 +142,9 @@ final class ControllerBringUp {
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
         int cntlid = connect.dw0() & 0xFFFF;
-        if (((connect.dw0() >>> 16) & 0x6) != 0) {
-            throw new NvmeException(
-                    "the controller now requires in-band authentication, which this initiator does not " + "implement");
-        }
+        // DH-HMAC-CHAP again when the new controller asks (as the Linux host does on every (re)connect); a refused key
+        // ends the reconnect (NvmeAuthenticationException.keyRejected, ControllerRecovery).
+        authenticateIfAsked(admin, null, connect.dw0());
         controller.registers().readCapabilities();
         controller.registers().enable();
         ByteBuffer page = commands.identify(0x01, 0);
@@ -190,7 +191,8 @@ final class ControllerBringUp {
                         "the Connect of an earlier attempt on " + q.name() + " is still outstanding");
             }
             controller.queues().reopen(q, transport, queueOptions(q.qid, controller.ioQueueSize, controller.cntlid));
-            commands.reconnect(q, controller.ioQueueSize - 1, controller.cntlid);
+            CommandSlot.Completion ioConnect = commands.reconnect(q, controller.ioQueueSize - 1, controller.cntlid);
+            authenticateIfAsked(q, q.connectSlot, ioConnect.dw0());
             q.transport.maxInCapsuleData(maxInCapsule);
         }
     }
@@ -303,7 +305,7 @@ final class ControllerBringUp {
             CommandQueue q = controller.queues().open(transport, queueOptions(qid, queueSize, controller.cntlid));
             // I/O Connect: KATO 0, the admin CNTLID (nvmeof-protocol.md §2.2, §7.1 step 19).
             CommandSlot.Completion ioConnect = commands.connect(q, queueSize - 1, 0, controller.cntlid);
-            authenticateIfAsked(q, ioConnect.dw0());
+            authenticateIfAsked(q, null, ioConnect.dw0());
             q.transport.maxInCapsuleData(maxInCapsule); // IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1)
         }
     }

@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * controller's R2; Success2. A Failure1 from the controller, or an R2 that does not match (answered with Failure2),
  * ends it with {@link NvmeAuthenticationException}.
  *
- * <p>Owned by one {@link Controller}; runs on the thread that connects or re-authenticates, one queue at a time.
+ * <p>Owned by one {@link Controller}; runs on the thread that connects, reconnects or re-authenticates, one queue at
+ * a time. A reconnect authenticates each re-opened I/O queue in its {@link CommandQueue#connectSlot}: the commands
+ * parked in the other slots go out only after it.
  */
 final class HostAuthentication {
     private static final Logger LOG = System.getLogger("io.nvmeof.initiator");
@@ -45,8 +47,11 @@ final class HostAuthentication {
         this.keys = keys;
     }
 
-    /** Runs one DH-HMAC-CHAP transaction on {@code q}. */
-    void authenticate(CommandQueue q) throws NvmeException {
+    /**
+     * Runs one DH-HMAC-CHAP transaction on {@code q}, its commands one after the other in {@code slot} (null: any
+     * free slot of the queue).
+     */
+    void authenticate(CommandQueue q, CommandSlot slot) throws NvmeException {
         AdminCommands commands = controller.commands();
         String hostNqn = controller.host().hostNqn();
         String subNqn = controller.uri().connectNqn();
@@ -54,8 +59,8 @@ final class HostAuthentication {
                 (q.qid == 0 ? "admin queue" : "I/O queue " + q.qid) + " of " + subNqn + " at " + controller.hostPort();
         int tid = transaction.getAndIncrement() & 0xFFFF;
 
-        commands.authenticationSend(q, NegotiateMessage.linuxOrder(tid).encode());
-        byte[] m = commands.authenticationReceive(q, RECEIVE_LENGTH);
+        commands.authenticationSend(q, slot, NegotiateMessage.linuxOrder(tid).encode());
+        byte[] m = commands.authenticationReceive(q, slot, RECEIVE_LENGTH);
         ChallengeMessage challenge;
         try {
             refused(m, where);
@@ -64,7 +69,7 @@ final class HostAuthentication {
                 throw new AuthMessageException(AuthProtocol.INCORRECT_MESSAGE, "challenge for T_ID " + challenge.tid());
             }
         } catch (AuthMessageException e) {
-            throw failure2(q, tid, e, where);
+            throw failure2(q, slot, tid, e, where);
         }
         var hash = challenge.hash();
         var group = challenge.group();
@@ -79,6 +84,7 @@ final class HostAuthentication {
             } catch (GeneralSecurityException e) {
                 throw failure2(
                         q,
+                        slot,
                         tid,
                         new AuthMessageException(
                                 AuthProtocol.DHGROUP_UNUSABLE, "the controller's DH value: " + e.getMessage()),
@@ -95,9 +101,9 @@ final class HostAuthentication {
             RANDOM.nextBytes(c2);
             s2 = nextSeqnum();
         }
-        commands.authenticationSend(q, new ReplyMessage(tid, r1, keys.bidirectional(), s2, c2, dh).encode());
+        commands.authenticationSend(q, slot, new ReplyMessage(tid, r1, keys.bidirectional(), s2, c2, dh).encode());
         try {
-            m = commands.authenticationReceive(q, RECEIVE_LENGTH);
+            m = commands.authenticationReceive(q, slot, RECEIVE_LENGTH);
         } catch (NvmeTransportException e) {
             // nvmet tears the controller down as soon as it refuses a host, often before its Failure1 goes out.
             throw new NvmeAuthenticationException(
@@ -127,10 +133,10 @@ final class HostAuthentication {
                             AuthProtocol.FAILED,
                             "the controller's response does not match (wrong controller secret on one side?)");
                 }
-                commands.authenticationSend(q, new Success2Message(tid).encode());
+                commands.authenticationSend(q, slot, new Success2Message(tid).encode());
             }
         } catch (AuthMessageException e) {
-            throw failure2(q, tid, e, where);
+            throw failure2(q, slot, tid, e, where);
         } finally {
             if (sessionKey != null) {
                 Arrays.fill(sessionKey, (byte) 0);
@@ -150,21 +156,24 @@ final class HostAuthentication {
                     "DH-HMAC-CHAP on the " + where + ": the controller refused the host: "
                             + AuthProtocol.explanation(why)
                             + (why == AuthProtocol.FAILED ? " (wrong dhchap_secret?)" : ""),
-                    why);
+                    why,
+                    true);
         }
     }
 
     /** Tells the controller with AUTH_Failure2 (best effort) and returns the exception to throw. */
-    private NvmeAuthenticationException failure2(CommandQueue q, int tid, AuthMessageException e, String where) {
+    private NvmeAuthenticationException failure2(
+            CommandQueue q, CommandSlot slot, int tid, AuthMessageException e, String where) {
         try {
-            controller.commands().authenticationSend(q, new FailureMessage(tid, false, e.explanation()).encode());
+            controller.commands().authenticationSend(q, slot, new FailureMessage(tid, false, e.explanation()).encode());
         } catch (NvmeException ignored) {
             // the queue is failing anyway; the reason below is what matters
         }
         return new NvmeAuthenticationException(
                 "DH-HMAC-CHAP on the " + where + " failed: " + e.getMessage() + " ("
                         + AuthProtocol.explanation(e.explanation()) + ")",
-                e.explanation());
+                e.explanation(),
+                e.explanation() == AuthProtocol.FAILED); // the controller's response did not match
     }
 
     private static int nextSeqnum() {
