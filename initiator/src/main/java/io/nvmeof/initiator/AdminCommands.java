@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.core.auth.AuthProtocol;
 import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Properties;
@@ -75,6 +76,41 @@ final class AdminCommands {
                             + controller.hostPort() + " as " + host.hostNqn() + detail);
         }
         return c;
+    }
+
+    /**
+     * Authentication Send (nvmeof-protocol.md §2.5) of {@code message} on {@code q}: SECP E9h, SPSP0/1 01h, TL; in
+     * {@code slot}, or any free slot if null (a reconnect uses the I/O queue's {@link CommandQueue#connectSlot}).
+     */
+    void authenticationSend(CommandQueue q, CommandSlot slot, byte[] message) throws NvmeException {
+        ByteBuffer data = ByteBuffer.allocateDirect(message.length).order(ByteOrder.LITTLE_ENDIAN);
+        data.put(0, message);
+        submitAndWait(
+                q,
+                slot,
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.AUTHENTICATION_SEND.code())
+                        .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, message.length),
+                data,
+                message.length,
+                true);
+    }
+
+    /** Authentication Receive (nvmeof-protocol.md §2.5) of up to {@code al} bytes on {@code q}, in {@code slot} as above. */
+    byte[] authenticationReceive(CommandQueue q, CommandSlot slot, int al) throws NvmeException {
+        ByteBuffer data = ByteBuffer.allocateDirect(al).order(ByteOrder.LITTLE_ENDIAN);
+        submitAndWait(
+                q,
+                slot,
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.AUTHENTICATION_RECEIVE.code())
+                        .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, al),
+                data,
+                al,
+                true);
+        byte[] out = new byte[al];
+        data.get(0, out);
+        return out;
     }
 
     /** Property Get (nvmeof-protocol.md §2.3): 4 or 8 bytes at {@code offset}. */

@@ -24,6 +24,9 @@ import java.util.Objects;
  * @param ctrlLossTmo    ctrl_loss_tmo; negative: reconnect for ever, zero: never (null: the URI's)
  * @param fastIoFailTmo  fast_io_fail_tmo; negative: off (null: the URI's)
  * @param stateListeners told every state change from {@link ControllerState#CONNECTING} on (never null)
+ * @param dhchap         the DH-HMAC-CHAP secrets (null: the URI's {@code dhchap_secret} and
+ *                       {@code dhchap_ctrl_secret}, if any; docs/security.md); a reconnect authenticates with the
+ *                       same secrets
  */
 public record ConnectOptions(
         HostIdentity hostIdentity,
@@ -34,7 +37,8 @@ public record ConnectOptions(
         Duration reconnectDelay,
         Duration ctrlLossTmo,
         Duration fastIoFailTmo,
-        List<ControllerStateListener> stateListeners) {
+        List<ControllerStateListener> stateListeners,
+        DhchapKeys dhchap) {
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
     public ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport) {
@@ -42,7 +46,7 @@ public record ConnectOptions(
     }
 
     public ConnectOptions(HostIdentity hostIdentity, Duration connectTimeout, Transport transport, IoMode ioMode) {
-        this(hostIdentity, connectTimeout, transport, ioMode, null, null, null, null, List.of());
+        this(hostIdentity, connectTimeout, transport, ioMode, null, null, null, null, List.of(), null);
     }
 
     public ConnectOptions {
@@ -81,7 +85,8 @@ public record ConnectOptions(
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo,
-                stateListeners);
+                stateListeners,
+                dhchap);
     }
 
     /** Builder of {@link ConnectOptions}. */
@@ -95,8 +100,22 @@ public record ConnectOptions(
         private Duration ctrlLossTmo;
         private Duration fastIoFailTmo;
         private final List<ControllerStateListener> stateListeners = new ArrayList<>();
+        private String dhchapSecret;
+        private String dhchapCtrlSecret;
 
         private Builder() {}
+
+        /** The host's DH-HMAC-CHAP secret, {@code DHHC-1:hh:BASE64:} (overrides the URI's {@code dhchap_secret}). */
+        public Builder dhchapSecret(String secret) {
+            this.dhchapSecret = secret;
+            return this;
+        }
+
+        /** The controller's secret, for bidirectional authentication (overrides {@code dhchap_ctrl_secret}). */
+        public Builder dhchapCtrlSecret(String secret) {
+            this.dhchapCtrlSecret = secret;
+            return this;
+        }
 
         public Builder hostIdentity(HostIdentity identity) {
             this.hostIdentity = identity;
@@ -153,6 +172,9 @@ public record ConnectOptions(
         }
 
         public ConnectOptions build() {
+            if (dhchapSecret == null && dhchapCtrlSecret != null) {
+                throw new IllegalArgumentException("dhchapCtrlSecret needs dhchapSecret too");
+            }
             return new ConnectOptions(
                     hostIdentity,
                     connectTimeout,
@@ -162,7 +184,8 @@ public record ConnectOptions(
                     reconnectDelay,
                     ctrlLossTmo,
                     fastIoFailTmo,
-                    stateListeners);
+                    stateListeners,
+                    dhchapSecret == null ? null : DhchapKeys.parse(dhchapSecret, dhchapCtrlSecret));
         }
     }
 }

@@ -54,6 +54,12 @@ public final class Controller implements AutoCloseable {
     private final AsyncEvents events;
     private final ControllerStates states;
     private final ControllerRecovery recovery;
+    /**
+     * DH-HMAC-CHAP with the options' or the URI's secrets, or null without any (docs/security.md); the first bring-up
+     * and every reconnect authenticate with it.
+     */
+    private final HostAuthentication authentication;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile NvmeException failure;
@@ -88,6 +94,8 @@ public final class Controller implements AutoCloseable {
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
         this.states = new ControllerStates(this, options.stateListeners(), "nvmeof-ctrl-" + id + "-state");
         this.recovery = new ControllerRecovery(this, "nvmeof-ctrl-" + id + "-reconnect");
+        DhchapKeys keys = options.dhchap() != null ? options.dhchap() : uri.dhchap();
+        this.authentication = keys == null ? null : new HostAuthentication(this, keys);
     }
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
@@ -481,6 +489,41 @@ public final class Controller implements AutoCloseable {
     /** close() or a failed bring-up has started: queue closes and late completions are expected. */
     boolean isClosing() {
         return closing;
+    }
+
+    // ---- in-band authentication (docs/security.md) ----
+
+    /**
+     * Runs DH-HMAC-CHAP again on the admin queue and then on every I/O queue, as the Linux host does when its secret
+     * changes (re-authentication, NVMe Base 2.0 §8.13). I/O may go on meanwhile; a failure fails the controller.
+     * Only while LIVE: a reconnect authenticates every new queue itself.
+     *
+     * @throws IllegalStateException  if this controller has no DH-HMAC-CHAP secret
+     * @throws NvmeTransportException if the controller is not LIVE (reconnecting, failed or closed)
+     */
+    public void reauthenticate() throws NvmeException {
+        if (authentication == null) {
+            throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
+        }
+        ControllerState s = state();
+        if (s != ControllerState.LIVE) {
+            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
+                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
+        }
+        try {
+            authentication.authenticate(queues.admin(), null);
+            for (CommandQueue q : queues.io()) {
+                authentication.authenticate(q, null);
+            }
+        } catch (NvmeAuthenticationException e) {
+            fail(e);
+            throw e;
+        }
+    }
+
+    /** The host's side of DH-HMAC-CHAP, or null without a secret. */
+    HostAuthentication authentication() {
+        return authentication;
     }
 
     // ---- parts, for each other ----

@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.core.auth.AuthProtocol;
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.spi.HostQueueOptions;
@@ -58,12 +59,7 @@ final class ControllerBringUp {
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
         controller.cntlid = connect.dw0() & 0xFFFF;
-        int authreq = connect.dw0() >>> 16;
-        if ((authreq & 0x6) != 0) {
-            // AUTHREQ ATR/ASCR (bits 17/18 of DW0): DH-HMAC-CHAP is not implemented (nvmeof-protocol.md §2.5).
-            throw new NvmeException("the controller requires in-band authentication (AUTHREQ 0x"
-                    + Integer.toHexString(authreq) + "), which this initiator does not implement");
-        }
+        authenticateIfAsked(admin, null, connect.dw0());
         controller.registers().readCapabilities();
         controller.registers().enable();
 
@@ -88,8 +84,46 @@ final class ControllerBringUp {
     }
 
     /**
+     * DH-HMAC-CHAP on {@code q} when the Connect response's AUTHREQ.ATR (DW0 bit 17) asks for it, as the Linux host
+     * does on the admin and on each I/O queue (nvmeof-protocol.md §2.2, docs/security.md). AUTHREQ.ASCR (secure
+     * channel concatenation) is not implemented. A host that wants to authenticate the controller
+     * ({@code dhchap_ctrl_secret}) refuses a controller that does not ask. A reconnect does the same with the same
+     * secrets, each I/O queue's exchange in its {@code connectSlot}; {@code slot} null: any free slot.
+     */
+    private void authenticateIfAsked(CommandQueue q, CommandSlot slot, int dw0) throws NvmeException {
+        HostAuthentication auth = controller.authentication();
+        String where = (q.qid == 0 ? "the admin queue" : "I/O queue " + q.qid) + " of " + uri.connectNqn() + " at "
+                + controller.hostPort();
+        if ((dw0 & AuthProtocol.CONNECT_AUTHREQ_ASCR) != 0) {
+            throw new NvmeAuthenticationException(
+                    "the controller requires secure channel concatenation (AUTHREQ.ASCR) on " + where
+                            + ", which this initiator does not implement",
+                    0);
+        }
+        if ((dw0 & AuthProtocol.CONNECT_AUTHREQ_ATR) == 0) {
+            DhchapKeys keys =
+                    controller.options().dhchap() != null ? controller.options().dhchap() : uri.dhchap();
+            if (keys != null && keys.bidirectional()) {
+                throw new NvmeAuthenticationException(
+                        "dhchap_ctrl_secret asks to authenticate the controller, but it does not ask for"
+                                + " DH-HMAC-CHAP on " + where + " (no host key configured for this host there?)",
+                        0);
+            }
+            return;
+        }
+        if (auth == null) {
+            throw new NvmeAuthenticationException(
+                    "the controller requires DH-HMAC-CHAP authentication (AUTHREQ.ATR) on " + where
+                            + "; give the host's secret with dhchap_secret=DHHC-1:...",
+                    0);
+        }
+        auth.authenticate(q, slot);
+    }
+
+    /**
      * A reconnect ({@link ControllerRecovery}), on the reconnect thread with every queue gated: a new admin queue and
-     * Connect with the same Host NQN and Host Identifier, CAP and enable, Identify Controller (the same subsystem),
+     * Connect with the same Host NQN and Host Identifier (DH-HMAC-CHAP when it asks, on this and each I/O queue,
+     * with the same secrets), CAP and enable, Identify Controller (the same subsystem),
      * Number of Queues, each I/O queue on a new connection (the same QIDs and size), AERs, and the namespaces checked
      * against what the application holds ({@link NamespaceScanner#verifyAfterReconnect}). Keep Alive and the gates
      * are the caller's, once the controller is LIVE again. On a failure the caller closes what this opened.
@@ -108,10 +142,9 @@ final class ControllerBringUp {
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
         int cntlid = connect.dw0() & 0xFFFF;
-        if (((connect.dw0() >>> 16) & 0x6) != 0) {
-            throw new NvmeException(
-                    "the controller now requires in-band authentication, which this initiator does not " + "implement");
-        }
+        // DH-HMAC-CHAP again when the new controller asks (as the Linux host does on every (re)connect); a refused key
+        // ends the reconnect (NvmeAuthenticationException.keyRejected, ControllerRecovery).
+        authenticateIfAsked(admin, null, connect.dw0());
         controller.registers().readCapabilities();
         controller.registers().enable();
         ByteBuffer page = commands.identify(0x01, 0);
@@ -158,7 +191,8 @@ final class ControllerBringUp {
                         "the Connect of an earlier attempt on " + q.name() + " is still outstanding");
             }
             controller.queues().reopen(q, transport, queueOptions(q.qid, controller.ioQueueSize, controller.cntlid));
-            commands.reconnect(q, controller.ioQueueSize - 1, controller.cntlid);
+            CommandSlot.Completion ioConnect = commands.reconnect(q, controller.ioQueueSize - 1, controller.cntlid);
+            authenticateIfAsked(q, q.connectSlot, ioConnect.dw0());
             q.transport.maxInCapsuleData(maxInCapsule);
         }
     }
@@ -270,7 +304,8 @@ final class ControllerBringUp {
         for (int qid = 1; qid <= granted; qid++) {
             CommandQueue q = controller.queues().open(transport, queueOptions(qid, queueSize, controller.cntlid));
             // I/O Connect: KATO 0, the admin CNTLID (nvmeof-protocol.md §2.2, §7.1 step 19).
-            commands.connect(q, queueSize - 1, 0, controller.cntlid);
+            CommandSlot.Completion ioConnect = commands.connect(q, queueSize - 1, 0, controller.cntlid);
+            authenticateIfAsked(q, null, ioConnect.dw0());
             q.transport.maxInCapsuleData(maxInCapsule); // IOCCSZ×16−64 (nvmeof-protocol.md §3.2.1)
         }
     }

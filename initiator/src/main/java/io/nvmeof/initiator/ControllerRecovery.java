@@ -19,7 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *       in their slots ({@link CommandSlot}).</li>
  *   <li>Every {@code reconnect_delay}: an attempt ({@link ControllerBringUp#reconnect}): admin Connect with the same
  *       Host NQN and Host Identifier, enable, Identify (the same subsystem), the I/O queues on new connections, the
- *       namespaces checked by NGUID/EUI64/UUID. A failed attempt closes what it opened.</li>
+ *       namespaces checked by NGUID/EUI64/UUID; DH-HMAC-CHAP on each queue whose Connect asks for it, with the same
+ *       secrets. A failed attempt closes what it opened. A key refused in DH-HMAC-CHAP ends the reconnect at once
+ *       with {@link NvmeControllerLostException} (as Linux after -EKEYREJECTED); any other failure, an authentication
+ *       that broke off included, waits for the next attempt.</li>
  *   <li>Success: RECONNECTING → LIVE, Keep Alive again, the gates open and the parked commands go out again.</li>
  *   <li>{@code fast_io_fail_tmo} after the loss: parked and new I/O fails with {@link NvmeFastIoFailException}
  *       (attempts go on).</li>
@@ -127,6 +130,15 @@ final class ControllerRecovery {
             controller.queues().disconnectAll();
             if (e instanceof NvmeControllerLostException lost) {
                 controller.lost(lost);
+                return;
+            }
+            if (e instanceof NvmeAuthenticationException auth && auth.keyRejected()) {
+                // The Linux host does not reconnect after -EKEYREJECTED (nvmf_should_reconnect): the same secrets
+                // would be refused again. Other authentication failures are failed attempts like any other.
+                controller.lost(new NvmeControllerLostException(
+                        "controller lost: reconnect attempt " + n + " to " + controller.hostPort()
+                                + " failed DH-HMAC-CHAP with a rejected key, not retried: " + e.getMessage(),
+                        auth));
                 return;
             }
             scheduleAttempt();

@@ -46,6 +46,10 @@ import java.util.Objects;
  *       {@code nio} (TCP)</td><td>auto</td></tr>
  *   <tr><td>iopolicy</td><td>multipath path selection: {@code numa} (first usable path, optimized before
  *       non-optimized), {@code round-robin}, {@code queue-depth} (Linux's names)</td><td>numa</td></tr>
+ *   <tr><td>dhchap_secret</td><td>the host's DH-HMAC-CHAP secret {@code DHHC-1:hh:BASE64:} (docs/security.md);
+ *       the host authenticates when the controller asks</td><td>none</td></tr>
+ *   <tr><td>dhchap_ctrl_secret</td><td>the controller's secret: the host authenticates the controller too
+ *       (bidirectional)</td><td>none</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  * </table>
@@ -53,6 +57,8 @@ import java.util.Objects;
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
  * controller when none is given (nvmeof-protocol.md §3.7); our own target serves discovery on its I/O port, so write {@code :8009}
  * explicitly when you talk to an nvmet discovery port.
+ *
+ * <p>The secrets stay out of {@link #toString()} (so a URI can be logged) and out of {@link #equals}.
  *
  * <p>Scheme {@code nvme+rdma} parses; connecting says whether an rdma transport is available. Instances are immutable.
  */
@@ -106,6 +112,8 @@ public final class NvmeUri {
     private final Duration reconnectDelay;
     private final Duration ctrlLossTmo;
     private final Duration fastIoFailTmo;
+    /** DH-HMAC-CHAP secrets, or null; not part of the text form. */
+    private final DhchapKeys dhchap;
 
     /** The values {@code engine=} accepts. */
     public static final List<String> ENGINES = List.of("auto", "epoll", "io_uring", "nio");
@@ -127,7 +135,9 @@ public final class NvmeUri {
             String iopolicy,
             Duration reconnectDelay,
             Duration ctrlLossTmo,
-            Duration fastIoFailTmo) {
+            Duration fastIoFailTmo,
+            DhchapKeys dhchap) {
+        this.dhchap = dhchap;
         this.transport = transport;
         this.addresses = List.copyOf(addresses);
         this.subsystemNqn = subsystemNqn;
@@ -158,6 +168,7 @@ public final class NvmeUri {
                     "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
         }
         String s = uri.trim();
+        uri = redacted(uri); // messages below show the URI, never its secrets
         int sep = s.indexOf("://");
         if (sep < 0) {
             throw new IllegalArgumentException(
@@ -218,6 +229,8 @@ public final class NvmeUri {
         Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
         Duration ctrlLossTmo = DEFAULT_CTRL_LOSS_TMO;
         Duration fastIoFailTmo = NEVER;
+        String dhchapSecret = null;
+        String dhchapCtrlSecret = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -307,6 +320,12 @@ public final class NvmeUri {
                                     + String.join(", ", IOPOLICIES) + ", not '" + value + "' in '" + uri + "'");
                         }
                         break;
+                    case "dhchap_secret":
+                        dhchapSecret = value;
+                        break;
+                    case "dhchap_ctrl_secret":
+                        dhchapCtrlSecret = value;
+                        break;
                     case "hipri":
                         switch (value.trim().toLowerCase(Locale.ROOT)) {
                             case "1":
@@ -325,9 +344,10 @@ public final class NvmeUri {
                         }
                         break;
                     default:
-                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
-                                + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy)");
+                        throw new IllegalArgumentException(
+                                "unknown option '" + name + "' in '" + uri
+                                        + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
+                                        + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy, dhchap_secret, dhchap_ctrl_secret)");
                 }
             }
         }
@@ -340,6 +360,18 @@ public final class NvmeUri {
         if (addresses.size() > 1 && discovery) {
             throw new IllegalArgumentException("several addresses name the paths to one subsystem: give its NQN in '"
                     + uri + "' (a discovery controller has one address)");
+        }
+        if (dhchapSecret == null && dhchapCtrlSecret != null) {
+            throw new IllegalArgumentException("dhchap_ctrl_secret needs dhchap_secret too in '" + uri + "'");
+        }
+        DhchapKeys keys = null;
+        if (dhchapSecret != null) {
+            try {
+                keys = DhchapKeys.parse(dhchapSecret, dhchapCtrlSecret);
+            } catch (IllegalArgumentException e) {
+                // The parser's message never contains the key.
+                throw new IllegalArgumentException(e.getMessage() + " (dhchap option of '" + uri + "')");
+            }
         }
         return new NvmeUri(
                 transport,
@@ -358,7 +390,13 @@ public final class NvmeUri {
                 iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
-                fastIoFailTmo);
+                fastIoFailTmo,
+                keys);
+    }
+
+    /** {@code uri} with the values of its dhchap options replaced, for messages. */
+    private static String redacted(String uri) {
+        return uri.replaceAll("(?i)(dhchap_(?:ctrl_)?secret=)[^&]*", "$1<secret>");
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -387,7 +425,8 @@ public final class NvmeUri {
                 iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
-                fastIoFailTmo);
+                fastIoFailTmo,
+                dhchap);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
@@ -411,7 +450,13 @@ public final class NvmeUri {
                 iopolicy,
                 reconnectDelay,
                 ctrlLossTmo,
-                fastIoFailTmo);
+                fastIoFailTmo,
+                dhchap);
+    }
+
+    /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
+    public DhchapKeys dhchap() {
+        return dhchap;
     }
 
     /**
@@ -440,7 +485,8 @@ public final class NvmeUri {
                     iopolicy,
                     reconnectDelay,
                     ctrlLossTmo,
-                    fastIoFailTmo));
+                    fastIoFailTmo,
+                    dhchap));
         }
         return List.copyOf(out);
     }

@@ -36,6 +36,7 @@ final class FabricsCommands {
     private final NvmeTarget target;
     private final QueueChannel channel;
     private final ConnectData connectData = new ConnectData();
+    private final AuthenticationCommands authentication;
     /** The HOSTNQN of the Connect being run, once read from its data, for the refusal log lines; else null. */
     private String connectingHost;
 
@@ -43,6 +44,23 @@ final class FabricsCommands {
         this.session = session;
         this.target = target;
         this.channel = channel;
+        this.authentication = new AuthenticationCommands(session);
+    }
+
+    /** Whether {@code c} is Authentication Send or Receive, the commands a queue takes before it is authenticated. */
+    static boolean isAuthentication(SubmissionQueueEntry c) {
+        return c.opcode() == FabricsCommandType.OPCODE
+                && (c.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code()
+                        || c.fctype() == FabricsCommandType.AUTHENTICATION_RECEIVE.code());
+    }
+
+    /** The data of a fabrics command has arrived: Connect's or Authentication Send's. */
+    void dataReceived(TargetRequest request, SubmissionQueueEntry c) {
+        if (c.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code()) {
+            authentication.sendData(request, c);
+        } else {
+            connect(request, c);
+        }
     }
 
     /** A fabrics command (opcode 7Fh) on this queue, connected or not. */
@@ -87,6 +105,12 @@ final class FabricsCommands {
                 return;
             case DISCONNECT:
                 disconnect(request);
+                return;
+            case AUTHENTICATION_SEND:
+                authentication.send(request, c);
+                return;
+            case AUTHENTICATION_RECEIVE:
+                authentication.receive(request, c);
                 return;
             default:
                 session.complete(request, Status.dnr(Status.INVALID_OPCODE));
@@ -192,8 +216,22 @@ final class FabricsCommands {
                 Level.INFO,
                 "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID 0 (admin), "
                         + channel.remoteAddress() + ", KATO " + ctrl.katoMillis() + " ms");
-        request.response().dw0(ctrl.cntlid());
+        request.response().dw0(ctrl.cntlid() | authenticationRequest(s, hostnqn, 0));
         session.complete(request, Status.SUCCESS);
+    }
+
+    /**
+     * AUTHREQ for the Connect response: ATR (DW0 bit 17) when the host has DH-HMAC-CHAP settings on the subsystem,
+     * after which the queue must authenticate (docs/security.md); nvmet asks it on the admin and on every I/O queue.
+     */
+    private int authenticationRequest(Subsystem s, String hostnqn, int qid) {
+        io.nvmeof.target.config.HostAuth auth = s.hostAuth(hostnqn);
+        if (auth == null) {
+            return 0;
+        }
+        session.requireAuthentication(new QueueAuthentication(s, auth, qid));
+        LOG.log(Level.INFO, "connect: host " + hostnqn + " must authenticate QID " + qid + " (DH-HMAC-CHAP)");
+        return io.nvmeof.core.auth.AuthProtocol.CONNECT_AUTHREQ_ATR;
     }
 
     private void connectIo(
@@ -248,7 +286,7 @@ final class FabricsCommands {
                 Level.INFO,
                 "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID " + newQid
                         + ", SQSIZE " + newSqsize + ", " + channel.remoteAddress());
-        request.response().dw0(ctrl.cntlid());
+        request.response().dw0(ctrl.cntlid() | authenticationRequest(s, hostnqn, newQid));
         session.complete(request, Status.SUCCESS);
     }
 

@@ -95,6 +95,7 @@ public final class NvmeTarget implements AutoCloseable {
                 if (sc.listeners() != null) {
                     s.restrictListeners(sc.listeners()); // listener numbers are the PORTIDs start() gives them
                 }
+                sc.hostAuth().forEach(a -> s.setHostAuth(a.hostNqn(), a));
                 target.subsystems.add(s);
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = target.newNamespace(s, nc);
@@ -352,6 +353,9 @@ public final class NvmeTarget implements AutoCloseable {
             if (sc.listeners() != null) {
                 s.restrictListeners(sc.listeners());
             }
+            for (io.nvmeof.target.config.HostAuth a : sc.hostAuth()) {
+                s.setHostAuth(a.hostNqn(), a);
+            }
             try {
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = newNamespace(s, nc);
@@ -402,6 +406,26 @@ public final class NvmeTarget implements AutoCloseable {
             accessChanged(s);
         }
         return changed;
+    }
+
+    /**
+     * Sets the DH-HMAC-CHAP settings of a host on a subsystem (the host is allowed from then on), or removes them with
+     * null. Queues already connected keep their state; new Connects and re-authentications use the new keys
+     * (docs/security.md).
+     */
+    public void setHostAuth(String nqn, String hostNqn, io.nvmeof.target.config.HostAuth auth) {
+        Subsystem s = requireSubsystem(nqn);
+        if (auth != null && !auth.hostNqn().equals(hostNqn)) {
+            throw new IllegalArgumentException("settings for " + auth.hostNqn() + " given for host " + hostNqn);
+        }
+        s.setHostAuth(hostNqn, auth);
+        LOG.log(
+                Level.INFO,
+                "DH-HMAC-CHAP: host " + hostNqn + " on " + nqn + ": "
+                        + (auth == null
+                                ? "keys removed"
+                                : auth.ctrlKey() == null ? "host key set" : "host and controller keys set"));
+        discoveryChanged();
     }
 
     /** Tears down the controllers of hosts {@code s} no longer allows, and tells discovery controllers. */

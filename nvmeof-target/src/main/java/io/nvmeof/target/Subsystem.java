@@ -22,6 +22,9 @@ public final class Subsystem {
     private volatile boolean allowAnyHost;
 
     private volatile Set<String> hosts;
+    /** DH-HMAC-CHAP settings by host NQN, copy-on-write (docs/security.md); read at Connect only. */
+    private volatile java.util.Map<String, io.nvmeof.target.config.HostAuth> hostAuth = java.util.Map.of();
+
     private final String serial;
     private final String model;
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
@@ -90,6 +93,28 @@ public final class Subsystem {
 
     FusedGate fusedGate() {
         return fusedGate;
+    }
+
+    /** The DH-HMAC-CHAP settings of {@code hostNqn}, or null if that host need not authenticate (always, on discovery). */
+    public io.nvmeof.target.config.HostAuth hostAuth(String hostNqn) {
+        return discovery ? null : hostAuth.get(hostNqn);
+    }
+
+    /** Every host's DH-HMAC-CHAP settings. */
+    public java.util.Collection<io.nvmeof.target.config.HostAuth> hostAuths() {
+        return hostAuth.values();
+    }
+
+    /** Sets (or with null removes) the DH-HMAC-CHAP settings of one host; a host with settings is also allowed. */
+    synchronized void setHostAuth(String hostNqn, io.nvmeof.target.config.HostAuth auth) {
+        java.util.Map<String, io.nvmeof.target.config.HostAuth> next = new java.util.LinkedHashMap<>(hostAuth);
+        if (auth == null) {
+            next.remove(hostNqn);
+        } else {
+            next.put(hostNqn, auth);
+            changeHost(hostNqn, true);
+        }
+        hostAuth = java.util.Collections.unmodifiableMap(next);
     }
 
     /** Whether {@code hostNqn} may connect (nvmeof-protocol.md §2.2): the discovery subsystem allows every host. */

@@ -111,7 +111,8 @@ final class MultipathConnector implements NamespacePath.Owner {
                 options.reconnectDelay() != null ? options.reconnectDelay() : user.reconnectDelay(),
                 Duration.ZERO,
                 user.fastIoFailTmo(),
-                user.stateListeners());
+                user.stateListeners(),
+                user.dhchap()); // null: each path's URI's secrets
         IoPolicy policy = options.policy() != null ? options.policy() : IoPolicy.parse(first.iopolicy());
         Duration noPath = options.noPathTimeout() != null ? options.noPathTimeout() : first.timeout();
         int id = IDS.incrementAndGet();

@@ -15,6 +15,7 @@ import java.util.List;
  * @param anaStates    ANA group states per listener (a group without one is optimized on that listener)
  * @param listeners    the listeners hosts reach it on, by number in {@link TargetConfig#listeners()} from 1 (their
  *                     PORTIDs); null: every listener of the target, an empty list: none until one is added at run time
+ * @param hostAuth     DH-HMAC-CHAP keys per host (docs/security.md); those hosts are allowed and must authenticate
  */
 public record SubsystemConfig(
         String nqn,
@@ -24,7 +25,8 @@ public record SubsystemConfig(
         String serial,
         String model,
         List<AnaStateConfig> anaStates,
-        List<Integer> listeners) {
+        List<Integer> listeners,
+        List<HostAuth> hostAuth) {
     public SubsystemConfig {
         if (nqn == null || nqn.isBlank()) {
             throw new IllegalArgumentException("a subsystem needs an NQN");
@@ -52,6 +54,13 @@ public record SubsystemConfig(
                 }
             }
         }
+        hostAuth = hostAuth == null ? List.of() : List.copyOf(hostAuth);
+        java.util.Set<String> authHosts = new java.util.HashSet<>();
+        for (HostAuth a : hostAuth) {
+            if (!authHosts.add(a.hostNqn())) {
+                throw new IllegalArgumentException("host " + a.hostNqn() + " has two DH-HMAC-CHAP settings on " + nqn);
+            }
+        }
         java.util.Set<Long> anaKeys = new java.util.HashSet<>();
         for (AnaStateConfig a : anaStates) {
             if (!anaKeys.add(((long) a.listener() << 32) | a.group())) {
@@ -75,10 +84,10 @@ public record SubsystemConfig(
             List<NamespaceConfig> namespaces,
             String serial,
             String model) {
-        this(nqn, allowAnyHost, hosts, namespaces, serial, model, List.of(), null);
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, List.of(), null, List.of());
     }
 
-    /** A subsystem reachable on every listener. */
+    /** A subsystem reachable on every listener, without DH-HMAC-CHAP keys. */
     public SubsystemConfig(
             String nqn,
             boolean allowAnyHost,
@@ -87,16 +96,21 @@ public record SubsystemConfig(
             String serial,
             String model,
             List<AnaStateConfig> anaStates) {
-        this(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, null);
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, null, List.of());
     }
 
     /** This subsystem with these ANA states. */
     public SubsystemConfig withAnaStates(List<AnaStateConfig> states) {
-        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states, listeners);
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states, listeners, hostAuth);
     }
 
     /** This subsystem reachable only on these listeners (numbers from 1; empty: none yet). */
     public SubsystemConfig withListeners(List<Integer> numbers) {
-        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, numbers);
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, numbers, hostAuth);
+    }
+
+    /** This subsystem with these DH-HMAC-CHAP settings. */
+    public SubsystemConfig withHostAuth(List<HostAuth> auth) {
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, listeners, auth);
     }
 }

@@ -46,6 +46,11 @@ public final class Management {
 
     final Set<Integer> discoveryListeners = new java.util.HashSet<>();
 
+    /** SPDK's file keyring (keyring_file_add_key). */
+    final KeyringMethods keyring = new KeyringMethods();
+    /** The keyring names of each host's DH-HMAC-CHAP keys set over RPC, by subsystem NQN and host NQN. */
+    final Map<String, Map<String, String[]>> hostKeyNames = new TreeMap<>();
+
     private int syntheticBdevs;
 
     public Management(NvmeTarget target) {
@@ -57,6 +62,7 @@ public final class Management {
         new NvmfMethods(this).register(methods);
         new NvmfQueries(this).register(methods);
         new ConfigMethods(this).register(methods);
+        keyring.register(methods);
     }
 
     NvmeTarget target() {

@@ -8,6 +8,7 @@ import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.config.HostAuth;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
@@ -39,6 +40,7 @@ final class NvmfMethods {
         methods.put("nvmf_subsystem_remove_ns", this::removeNs);
         methods.put("nvmf_subsystem_add_host", p -> host("nvmf_subsystem_add_host", p, true));
         methods.put("nvmf_subsystem_remove_host", p -> host("nvmf_subsystem_remove_host", p, false));
+        methods.put("nvmf_subsystem_set_keys", this::setKeys);
         methods.put("nvmf_subsystem_allow_any_host", this::allowAnyHost);
         methods.put("nvmf_subsystem_add_listener", this::addListener);
         methods.put("nvmf_subsystem_remove_listener", this::removeListener);
@@ -96,7 +98,8 @@ final class NvmfMethods {
                 p.string("serial_number", null),
                 p.string("model_number", null),
                 List.of(),
-                List.of()); // reachable on no listener until nvmf_subsystem_add_listener (SPDK)
+                List.of(), // reachable on no listener until nvmf_subsystem_add_listener (SPDK)
+                List.of());
         m.target().addSubsystem(sc);
         return BooleanNode.TRUE;
     }
@@ -190,8 +193,8 @@ final class NvmfMethods {
                 Params.of(method, params, Set.of("nqn", "host", "tgt_name", "psk", "dhchap_key", "dhchap_ctrlr_key"));
         Subsystem s = m.requireSubsystem(method, p.requireString("nqn"));
         String host = p.requireString("host");
-        if (p.has("psk") || p.has("dhchap_key") || p.has("dhchap_ctrlr_key")) {
-            throw RpcException.invalidParams(method + ": TLS PSKs and DH-HMAC-CHAP keys are not supported");
+        if (p.has("psk")) {
+            throw RpcException.invalidParams(method + ": TLS PSKs are not supported");
         }
         if (host.isEmpty() || host.length() > 223) {
             throw RpcException.invalidParams(method + ": host must be an NQN of 1..223 bytes");
@@ -200,8 +203,62 @@ final class NvmfMethods {
             throw RpcException.invalidParams(
                     method + ": host " + host + (allow ? " is already allowed in " : " is not allowed in ") + s.nqn());
         }
-        m.target().setHostAllowed(s.nqn(), host, allow);
+        if (!allow && (p.has("dhchap_key") || p.has("dhchap_ctrlr_key"))) {
+            throw RpcException.invalidParams(method + ": takes no keys");
+        }
+        HostAuth auth = allow ? hostAuth(p, host) : null;
+        if (auth != null) {
+            m.target().setHostAuth(s.nqn(), host, auth); // also allows the host
+            rememberKeyNames(s.nqn(), host, p);
+        } else {
+            if (!allow && s.hostAuth(host) != null) {
+                m.target().setHostAuth(s.nqn(), host, null);
+                m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
+            }
+            m.target().setHostAllowed(s.nqn(), host, allow);
+        }
         return BooleanNode.TRUE;
+    }
+
+    /** SPDK's nvmf_subsystem_set_keys: new DH-HMAC-CHAP keys for an allowed host (none: the host need not authenticate). */
+    private JsonNode setKeys(JsonNode params) throws RpcException {
+        Params p = Params.of(
+                "nvmf_subsystem_set_keys", params, Set.of("nqn", "host", "tgt_name", "dhchap_key", "dhchap_ctrlr_key"));
+        Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String host = p.requireString("host");
+        if (!s.hosts().contains(host)) {
+            throw RpcException.invalidParams(p.method() + ": host " + host + " is not allowed in " + s.nqn());
+        }
+        HostAuth auth = hostAuth(p, host);
+        m.target().setHostAuth(s.nqn(), host, auth);
+        if (auth == null) {
+            m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
+        } else {
+            rememberKeyNames(s.nqn(), host, p);
+        }
+        return BooleanNode.TRUE;
+    }
+
+    /** The host's settings from the keyring names in {@code dhchap_key} and {@code dhchap_ctrlr_key}, or null. */
+    private HostAuth hostAuth(Params p, String host) throws RpcException {
+        String key = p.string("dhchap_key", null);
+        String ctrl = p.string("dhchap_ctrlr_key", null);
+        if (key == null) {
+            if (ctrl != null) {
+                throw RpcException.invalidParams(p.method() + ": dhchap_ctrlr_key needs dhchap_key");
+            }
+            return null;
+        }
+        return new HostAuth(
+                host,
+                m.keyring.dhchapSecret(p.method(), key),
+                ctrl == null ? null : m.keyring.dhchapSecret(p.method(), ctrl));
+    }
+
+    private void rememberKeyNames(String nqn, String host, Params p) throws RpcException {
+        m.hostKeyNames
+                .computeIfAbsent(nqn, k -> new java.util.TreeMap<>())
+                .put(host, new String[] {p.string("dhchap_key", null), p.string("dhchap_ctrlr_key", null)});
     }
 
     private JsonNode allowAnyHost(JsonNode params) throws RpcException {

@@ -57,7 +57,21 @@ final class NvmfQueries {
             o.put("subtype", "NVMe");
             listenAddresses(s, o.putArray("listen_addresses"));
             ArrayNode hosts = o.putArray("hosts");
-            s.hosts().forEach(h -> hosts.addObject().put("nqn", h));
+            for (String h : s.hosts()) {
+                ObjectNode host = hosts.addObject().put("nqn", h);
+                // SPDK names the host's keyring keys; keys set without a name (config file, Java API) show as such
+                String[] names =
+                        m.hostKeyNames.getOrDefault(s.nqn(), java.util.Map.of()).get(h);
+                io.nvmeof.target.config.HostAuth auth = s.hostAuth(h);
+                if (auth != null) {
+                    host.put("dhchap_key", names != null && names[0] != null ? names[0] : "(not in the keyring)");
+                    if (auth.ctrlKey() != null) {
+                        host.put(
+                                "dhchap_ctrlr_key",
+                                names != null && names[1] != null ? names[1] : "(not in the keyring)");
+                    }
+                }
+            }
             o.put("allow_any_host", s.allowAnyHost());
             o.put("serial_number", s.serial());
             o.put("model_number", s.model());
