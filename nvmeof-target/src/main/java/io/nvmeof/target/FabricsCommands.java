@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.ConnectData;
@@ -133,6 +134,19 @@ final class FabricsCommands {
         if (!s.allows(hostnqn)) {
             request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
             session.refuse(request, Status.dnr(Status.CONNECT_INVALID_HOST), hostnqn, "host not allowed on " + subnqn);
+            return;
+        }
+        PortInfo port = session.channel().portInfo();
+        if (port != null && !s.reachableOn(port.portId())) {
+            // Not added to this listener: SPDK answers Connect Invalid Host, as for a host not allowed (nvmf
+            // ctrlr.c, nvmf_qpair_access_allowed); nvmet, where a subsystem is linked to ports, finds no such
+            // subsystem on the port (Connect Invalid Parameters on SUBNQN).
+            request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
+            session.refuse(
+                    request,
+                    Status.dnr(Status.CONNECT_INVALID_HOST),
+                    hostnqn,
+                    subnqn + " is not reachable on port ID " + port.portId());
             return;
         }
         boolean noFlowControl = (c.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;

@@ -35,6 +35,14 @@ public final class Subsystem {
 
     private final AnaGroups ana = new AnaGroups(this);
 
+    /**
+     * Reachable on every listener of the target (the discovery subsystem; subsystems from flags or a config that names
+     * no listeners for them), or only on {@link #portIds} (SPDK's per-subsystem listeners: nvmf_subsystem_add_listener).
+     */
+    private volatile boolean anyListener = true;
+    /** PORTIDs of the listeners this subsystem was added to, when not {@link #anyListener}; replaced, never changed. */
+    private volatile Set<Integer> portIds = Set.of();
+
     Subsystem(
             String nqn,
             boolean discovery,
@@ -196,6 +204,64 @@ public final class Subsystem {
     /** Moves namespace {@code nsid} into ANA group {@code group}; see {@link AnaGroups#setGroup}. */
     public boolean setAnaGroup(int nsid, int group) {
         return ana.setGroup(nsid, group);
+    }
+
+    // ---- listeners ----
+
+    /** Whether hosts reach this subsystem on every listener (see {@link #listenerPortIds()} otherwise). */
+    public boolean anyListener() {
+        return anyListener;
+    }
+
+    /** The PORTIDs of the listeners this subsystem was added to; meaningful when not {@link #anyListener()}. */
+    public Set<Integer> listenerPortIds() {
+        return portIds;
+    }
+
+    /** Whether a host may connect to this subsystem through the listener with PORTID {@code portId}. */
+    public boolean reachableOn(int portId) {
+        return anyListener || portIds.contains(portId);
+    }
+
+    /** Makes this subsystem reachable only on the listeners with these PORTIDs (a config that names them). */
+    synchronized void restrictListeners(Collection<Integer> ids) {
+        portIds = Set.copyOf(ids);
+        anyListener = false;
+    }
+
+    /** Adds the listener with PORTID {@code portId}; false if the subsystem was reachable on it already. */
+    synchronized boolean addListener(int portId) {
+        if (reachableOn(portId)) {
+            return false;
+        }
+        java.util.Set<Integer> next = new java.util.TreeSet<>(portIds);
+        next.add(portId);
+        portIds = Set.copyOf(next);
+        return true;
+    }
+
+    /**
+     * Removes the listener with PORTID {@code portId}; a subsystem reachable on any listener keeps the others of
+     * {@code allPortIds}. False if it was not reachable there.
+     */
+    synchronized boolean removeListener(int portId, Collection<Integer> allPortIds) {
+        if (!reachableOn(portId)) {
+            return false;
+        }
+        java.util.Set<Integer> next = new java.util.TreeSet<>(anyListener ? allPortIds : portIds);
+        next.remove(portId);
+        portIds = Set.copyOf(next);
+        anyListener = false;
+        return true;
+    }
+
+    /** Forgets a listener the target closed (its PORTID may be given to a new listener later). */
+    synchronized void listenerClosed(int portId) {
+        if (!anyListener && portIds.contains(portId)) {
+            java.util.Set<Integer> next = new java.util.TreeSet<>(portIds);
+            next.remove(portId);
+            portIds = Set.copyOf(next);
+        }
     }
 
     // ---- controllers ----

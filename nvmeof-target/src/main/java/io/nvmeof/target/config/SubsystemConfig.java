@@ -13,6 +13,8 @@ import java.util.List;
  * @param serial       Identify SN (at most 20 ASCII characters; null: derived from the NQN)
  * @param model        Identify MN (at most 40 ASCII characters; null: "nvmeof-java")
  * @param anaStates    ANA group states per listener (a group without one is optimized on that listener)
+ * @param listeners    the listeners hosts reach it on, by number in {@link TargetConfig#listeners()} from 1 (their
+ *                     PORTIDs); null: every listener of the target, an empty list: none until one is added at run time
  */
 public record SubsystemConfig(
         String nqn,
@@ -21,7 +23,8 @@ public record SubsystemConfig(
         List<NamespaceConfig> namespaces,
         String serial,
         String model,
-        List<AnaStateConfig> anaStates) {
+        List<AnaStateConfig> anaStates,
+        List<Integer> listeners) {
     public SubsystemConfig {
         if (nqn == null || nqn.isBlank()) {
             throw new IllegalArgumentException("a subsystem needs an NQN");
@@ -41,6 +44,14 @@ public record SubsystemConfig(
         hosts = hosts == null ? List.of() : List.copyOf(hosts);
         namespaces = namespaces == null ? List.of() : List.copyOf(namespaces);
         anaStates = anaStates == null ? List.of() : List.copyOf(anaStates);
+        if (listeners != null) {
+            listeners = List.copyOf(listeners);
+            for (int l : listeners) {
+                if (l < 1 || l > 65535) {
+                    throw new IllegalArgumentException("subsystem " + nqn + ": a listener number is 1..65535: " + l);
+                }
+            }
+        }
         java.util.Set<Long> anaKeys = new java.util.HashSet<>();
         for (AnaStateConfig a : anaStates) {
             if (!anaKeys.add(((long) a.listener() << 32) | a.group())) {
@@ -64,11 +75,28 @@ public record SubsystemConfig(
             List<NamespaceConfig> namespaces,
             String serial,
             String model) {
-        this(nqn, allowAnyHost, hosts, namespaces, serial, model, List.of());
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, List.of(), null);
+    }
+
+    /** A subsystem reachable on every listener. */
+    public SubsystemConfig(
+            String nqn,
+            boolean allowAnyHost,
+            List<String> hosts,
+            List<NamespaceConfig> namespaces,
+            String serial,
+            String model,
+            List<AnaStateConfig> anaStates) {
+        this(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, null);
     }
 
     /** This subsystem with these ANA states. */
     public SubsystemConfig withAnaStates(List<AnaStateConfig> states) {
-        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states);
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, states, listeners);
+    }
+
+    /** This subsystem reachable only on these listeners (numbers from 1; empty: none yet). */
+    public SubsystemConfig withListeners(List<Integer> numbers) {
+        return new SubsystemConfig(nqn, allowAnyHost, hosts, namespaces, serial, model, anaStates, numbers);
     }
 }

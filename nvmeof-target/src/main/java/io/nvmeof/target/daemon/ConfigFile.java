@@ -38,6 +38,7 @@ import java.util.UUID;
  *       "allowAnyHost": false,
  *       "hosts": [ "nqn.2014-08.org.nvmexpress:uuid:..." ],
  *       "namespaces": [ { "nsid": 1, "size": "1T", "blockSize": 4096, "anaGroup": 1 } ],
+ *       "listeners": [ 1, 2 ],
  *       "ana": [ { "listener": 2, "group": 1, "state": "non-optimized" } ] } ]
  * }
  * }</pre>
@@ -65,6 +66,7 @@ public final class ConfigFile {
             @JsonProperty("serial") String serial,
             @JsonProperty("model") String model,
             @JsonProperty("namespaces") List<Namespace> namespaces,
+            @JsonProperty("listeners") List<Integer> listeners,
             @JsonProperty("ana") List<Ana> ana) {}
 
     /** One ANA group state on one listener (listeners are numbered from 1 in file order). */
@@ -194,8 +196,18 @@ public final class ConfigFile {
             for (int j = 0; j < as.size(); j++) {
                 ana.add(anaState(as.get(j), where + ".ana[" + j + "]"));
             }
+            if (s.listeners() != null) {
+                for (Integer l : s.listeners()) {
+                    if (l == null || l < 1 || l > listeners.size()) {
+                        throw new IllegalArgumentException(where + ".listeners: " + l
+                                + " is not a listener number (the listeners are numbered 1.." + listeners.size()
+                                + " in file order)");
+                    }
+                }
+            }
             try {
-                subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model(), ana));
+                subsystems.add(new SubsystemConfig(
+                        s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model(), ana, s.listeners()));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }

@@ -78,6 +78,9 @@ final class ConfigMethods {
                 n.put("anagrpid", s.ana().groupOf(ns.nsid()));
             }
             for (TargetListener l : m.target().listeners()) {
+                if (!s.reachableOn(l.portInfo().portId())) {
+                    continue;
+                }
                 call(nvmf, "nvmf_subsystem_add_listener")
                         .put("nqn", s.nqn())
                         .set("listen_address", ListenAddress.describe(l.portInfo()));

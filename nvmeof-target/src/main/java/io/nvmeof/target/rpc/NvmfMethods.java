@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import io.nvmeof.core.command.AnaState;
+import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
@@ -17,9 +18,11 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The nvmf_* methods that change the target. Listeners are the target's: every subsystem is reachable on every
- * listener, so nvmf_subsystem_add_listener opens a listener unless one is open at that address already, and
- * nvmf_subsystem_remove_listener closes it for every subsystem.
+ * The nvmf_* methods that change the target. Listeners are per subsystem, as in SPDK: nvmf_subsystem_add_listener
+ * opens a listener unless one is open at that address already and makes the subsystem reachable on it (the discovery
+ * NQN is reachable on every listener: for it the call only opens one); nvmf_subsystem_remove_listener makes the
+ * subsystem unreachable there (its controllers on that listener are torn down) and closes the listener once no
+ * subsystem is left on it.
  */
 final class NvmfMethods {
     private final Management m;
@@ -92,7 +95,8 @@ final class NvmfMethods {
                 List.of(),
                 p.string("serial_number", null),
                 p.string("model_number", null),
-                List.of());
+                List.of(),
+                List.of()); // reachable on no listener until nvmf_subsystem_add_listener (SPDK)
         m.target().addSubsystem(sc);
         return BooleanNode.TRUE;
     }
@@ -208,37 +212,53 @@ final class NvmfMethods {
 
     private JsonNode addListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_add_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn); // reachable on every listener: only opens it
+        if (!discovery) {
+            m.requireSubsystem(p.method(), nqn);
+        }
         ListenAddress a = ListenAddress.parse(p);
         if (p.bool("secure_channel", false)) {
             throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is not supported");
         }
-        if (find(a) != null) {
-            return BooleanNode.TRUE; // the target's listeners serve every subsystem
+        TargetListener l = find(a);
+        if (l == null) {
+            TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
+            ListenerConfig lc = new ListenerConfig(
+                    a.trtype().toLowerCase(java.util.Locale.ROOT),
+                    a.traddr(),
+                    a.port(),
+                    t.maxQueueDepth(),
+                    t.inCapsuleDataSize());
+            try {
+                l = m.target().addListenerForSubsystems(lc);
+            } catch (IOException e) {
+                throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+            }
         }
-        TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
-        ListenerConfig lc = new ListenerConfig(
-                a.trtype().toLowerCase(java.util.Locale.ROOT),
-                a.traddr(),
-                a.port(),
-                t.maxQueueDepth(),
-                t.inCapsuleDataSize());
-        try {
-            m.target().addListener(lc);
-        } catch (IOException e) {
-            throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+        if (!discovery) {
+            m.target().addSubsystemListener(nqn, l.portInfo().portId()); // already there: SPDK succeeds too
         }
         return BooleanNode.TRUE;
     }
 
     private JsonNode removeListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_remove_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn);
+        Subsystem s = discovery ? m.target().discoverySubsystem() : m.requireSubsystem(p.method(), nqn);
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        if (l == null || !s.reachableOn(l.portInfo().portId())) {
+            throw RpcException.invalidParams(p.method() + ": " + nqn + " has no listener at that address");
         }
-        m.target().removeListener(l.portInfo().portId());
+        int portId = l.portInfo().portId();
+        if (!discovery) {
+            m.target().removeSubsystemListener(nqn, portId);
+        }
+        // As SPDK's transport listeners, the socket closes once no subsystem is reachable on it.
+        if (!m.target().listenerInUse(portId)) {
+            m.target().removeListener(portId);
+        }
         return BooleanNode.TRUE;
     }
 
@@ -246,8 +266,8 @@ final class NvmfMethods {
         Params p = Params.of("nvmf_subsystem_listener_set_ana_state", params, LISTENER_PARAMS);
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        if (l == null || !s.reachableOn(l.portInfo().portId())) {
+            throw RpcException.invalidParams(p.method() + ": " + s.nqn() + " has no listener at that address");
         }
         String text = p.requireString("ana_state");
         AnaState state;
