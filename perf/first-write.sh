@@ -4,7 +4,8 @@
 #   perf/first-write.sh [ROUNDS]        # default 3 rounds; each round starts a fresh target
 #
 # Each round starts our target daemon (its own JVM, pinned to core TARGET_CPU) with a fresh RAM namespace of
-# NS_SIZE, then runs bin/nvmeof-perf (pinned to core PERF_CPU) twice, sequential writes of BS at IODEPTH:
+# NS_SIZE, warms it up with RUNTIME seconds of writes into its last GiB, then runs bin/nvmeof-perf (pinned to core
+# PERF_CPU) twice more, sequential writes of BS at IODEPTH:
 #   first:   RUNTIME seconds from LBA 0 into memory never written (no ramp, so every write is a first write;
 #            the run is void, and says so, if it wrapped around the namespace);
 #   rewrite: RUNTIME seconds over the region the first run wrote (every write a rewrite).
@@ -32,9 +33,9 @@ TPID=
 stop_target() { [ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null; TPID=; }
 trap stop_target EXIT
 
-perf() { # NAME SIZE
+perf() { # NAME SIZE [OFFSET]
   taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$URI" --rw=write --bs="$BS" --iodepth="$IODEPTH" \
-    --size="$2" --runtime="$RUNTIME" --ramp_time=0 --output-format=json --output="$OUT/$1.json" 2> "$OUT/$1.stderr"
+    --size="$2" --offset="${3:-0}" --runtime="$RUNTIME" --ramp_time=0 --output-format=json --output="$OUT/$1.json" 2> "$OUT/$1.stderr"
 }
 field() { # JSON EXPR
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); w=j['jobs'][0]['write']; print($2)" "$1"
@@ -48,13 +49,15 @@ for round in $(seq 1 "$ROUNDS"); do
     --namespace "size=$NS_SIZE,bs=4096" --memory-budget "$NS_SIZE" > "$OUT/target.log" 2>&1 &
   TPID=$!
   for _ in $(seq 1 300); do grep -q "listening on" "$OUT/target.log" 2>/dev/null && break; sleep 0.1; done
-  sleep 1 # let the chunk pool fill, as it would on a target that has been up for a while
-  perf first "$NS_SIZE"
+  ns_bytes=$(python3 -c "import sys; print(int(sys.argv[1].rstrip('g'))<<30)" "$NS_SIZE")
+  # warm the target's code paths (first writes included) in the namespace's last GiB, then let the pool fill again
+  perf warm $((1 << 30)) $((ns_bytes - (1 << 30)))
+  sleep 1
+  perf first $((ns_bytes - (1 << 30)))
   written=$(field "$OUT/first.json" "w['io_bytes']")
-  ns_bytes=$(python3 -c "import sys; from math import floor; print(int(sys.argv[1].rstrip('g'))<<30)" "$NS_SIZE")
   region=$(( written / (128 * 1024) * 128 * 1024 ))
   void=""
-  [ "$written" -ge "$ns_bytes" ] && void=" (VOID: wrapped around the namespace, raise NS_SIZE)"
+  [ "$written" -ge $((ns_bytes - (1 << 30))) ] && void=" (VOID: wrapped around the namespace, raise NS_SIZE)"
   perf rewrite "$region"
   python3 - "$OUT/first.json" "$OUT/rewrite.json" "$round" "$void" <<'EOF'
 import json, sys
