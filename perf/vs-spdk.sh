@@ -20,7 +20,8 @@
 #
 # Knobs: RUNTIME (5 s), RAMP (2 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
 # SPDK_TGT_OPTS (extra nvmf_tgt options, e.g. "--no-huge -s 2048" on a host without hugepages),
-# SPDK_PERF_OPTS (extra spdk_nvme_perf options, e.g. "--no-huge"), FILL_SECONDS (8), CELLS (all; a space-separated
+# SPDK_PERF_OPTS (extra spdk_nvme_perf options, e.g. "--no-huge"), FILL_SECONDS (120: the most the fill may take),
+# CELLS (all; a space-separated
 # subset of: qd1 qd32 qd128 read128k randwrite), MODES ("busy default").
 # Prints a Markdown table (OUTDIR/results.md); every run's output stays in OUTDIR.
 set -euo pipefail
@@ -34,7 +35,7 @@ TARGET_CPU=${TARGET_CPU:-1}
 PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-4432}
 SPDK_PORT=${SPDK_PORT:-4420}
-FILL_SECONDS=${FILL_SECONDS:-8}
+FILL_SECONDS=${FILL_SECONDS:-120}
 CELLS=${CELLS:-qd1 qd32 qd128 read128k randwrite}
 MODES=${MODES:-busy default}
 OUR_NQN=nqn.2024-01.io.nvmeof:vs-spdk
@@ -136,9 +137,10 @@ spdk_perf() { # NAME PORT NQN CELL
     || echo "vs-spdk.sh: $1 failed, see $OUT/$1.txt" >&2
 }
 
-fill_ours() { # URI: write the whole namespace once so reads are of real memory
+fill_ours() { # URI: write the whole namespace once (and read it back: --verify) so reads are of real memory
   taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$1" --rw=write --bs=128k --iodepth=8 --size=1g \
-    --runtime="$FILL_SECONDS" --ramp_time=0 --output-format=json --output="$OUT/fill.json" 2> "$OUT/fill.stderr" || true
+    --verify=crc32c --runtime="$FILL_SECONDS" --ramp_time=0 --output-format=json --output="$OUT/fill.json" \
+    2> "$OUT/fill.stderr" || true
   python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['jobs'][0]['write']['io_bytes']; \
 print('vs-spdk.sh: fill wrote %.2f GiB%s' % (b/2**30, '' if b >= 2**30 else ' (LESS than the namespace: raise FILL_SECONDS)'), file=sys.stderr)" \
     "$OUT/fill.json" || true
