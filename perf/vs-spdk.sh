@@ -207,7 +207,7 @@ def fmt(cell, r):
     if r is None:
         return "—"
     if cell == "qd1":
-        return f"{r['p50']:.1f} µs (p99 {r['p99']:.0f}, p99.99 {r['p9999']:.0f})"
+        return f"{r['p50']:.1f} µs (p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs)"
     return f"{r['iops']/1e3:.1f}K, p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs"
 
 cols = []
