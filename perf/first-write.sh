@@ -11,7 +11,7 @@
 #   rewrite: RUNTIME seconds over the region the first run wrote (every write a rewrite).
 # and prints MiB/s, p50/p99 of both and their ratio. TARGET_JAVA_OPTS go to the target's JVM, e.g.
 # TARGET_JAVA_OPTS=-Dio.nvmeof.chunkPool=0 for the behaviour without the chunk pool (allocation on the queue thread).
-# Knobs: NS_SIZE (8g), BS (128k), IODEPTH (8), RUNTIME (1), TARGET_CPU (1), PERF_CPU (0), PORT (4431).
+# Knobs: NS_SIZE (8g: whole GiB, written with the g), BS (128k), IODEPTH (8), RUNTIME (1), TARGET_CPU (1), PERF_CPU (0), PORT (4431).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bin/lib.sh
