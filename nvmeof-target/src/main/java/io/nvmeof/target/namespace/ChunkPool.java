@@ -23,7 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>{@link #take()} runs on queue threads: a lock-free poll of a {@link ConcurrentLinkedQueue} and an atomic count,
  * no allocation; it wakes the refill thread once the pool is down to half. An empty pool returns null and the caller
- * allocates the chunk itself, as without a pool. Only the refill thread adds chunks, under this object's monitor
+ * allocates the chunk itself, as without a pool; while that happens the refill thread stands back, so the pool fills
+ * in the pauses between bursts of first writes rather than competing with a saturating stream of them. Only the refill thread adds chunks, under this object's monitor
  * together with the budget reservation, so {@link #namespaceBytes} reads a consistent pair.
  *
  * <p>Ownership: a queued chunk holds its two initial references (the table's and the taker's, see {@link Chunk}) and
@@ -35,6 +36,8 @@ public final class ChunkPool implements AutoCloseable {
     public static final int DEFAULT_CHUNKS = 64;
 
     private static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long the refill thread stands back after writers found the pool empty (see {@link #refillLoop}). */
+    private static final long BACK_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     private final MemoryBudget budget;
     private final ChunkMemory memory;
@@ -88,8 +91,7 @@ public final class ChunkPool implements AutoCloseable {
     Chunk take() {
         Chunk c = ready.poll();
         if (c == null) {
-            missed.incrementAndGet();
-            wake();
+            missed.incrementAndGet(); // the refill thread was woken when the pool went down to half
             return null;
         }
         pooledBytes.addAndGet(-RamNamespace.CHUNK_SIZE);
@@ -139,7 +141,18 @@ public final class ChunkPool implements AutoCloseable {
         while (!closed) {
             wanted.set(false);
             boolean spent = false;
+            long seenMisses = missed.get();
             while (!closed && count.get() < capacity) {
+                long m = missed.get();
+                if (m != seenMisses) {
+                    // Writers found the pool empty and allocate on their own threads: first writes are coming faster
+                    // than this thread makes chunks. Making more now would only take the cores (and the kernel's
+                    // page-fault locks of this process) from those writers, measured slower than letting them be
+                    // (perf/README.md, "First writes"), so stand back until they pause.
+                    seenMisses = m;
+                    LockSupport.parkNanos(this, BACK_OFF_NANOS);
+                    continue;
+                }
                 Chunk c = make();
                 if (c == null) {
                     spent = true;

@@ -12,6 +12,7 @@ import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
@@ -46,6 +47,11 @@ public class FirstWriteBenchmark {
     @Param({"64", "0"})
     public int pool;
 
+    /** First writes per invocation of {@link #freshWrites}, each into a namespace made for that invocation. */
+    static final int FRESH = 1024;
+
+    private MemoryBudget budget;
+    private ChunkMemory memory;
     private ChunkPool chunkPool;
     private RamNamespace ns;
     private ByteBuffer data;
@@ -54,8 +60,8 @@ public class FirstWriteBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        MemoryBudget budget = new MemoryBudget(1L << 30);
-        ChunkMemory memory = new ChunkMemory();
+        budget = new MemoryBudget(1L << 30);
+        memory = new ChunkMemory();
         chunkPool = new ChunkPool(budget, memory, pool);
         ns = new RamNamespace(1, 2L * CHUNKS * CHUNK, 4096, UUID.randomUUID(), false, budget, memory, chunkPool);
         data = ByteBuffer.allocateDirect(CHUNK);
@@ -87,6 +93,38 @@ public class FirstWriteBenchmark {
         int i = nextFresh;
         nextFresh = (i + 1) % CHUNKS;
         return check(ns.write(data, 0, (long) i * CHUNK, CHUNK));
+    }
+
+    /** A namespace never written, made before each invocation of {@link #freshWrites} and freed after it. */
+    @State(Scope.Thread)
+    public static class FreshNamespace {
+        RamNamespace ns;
+
+        @Setup(Level.Invocation)
+        public void create(FirstWriteBenchmark b) {
+            ns = new RamNamespace(
+                    2, (long) FRESH * CHUNK, 4096, UUID.randomUUID(), false, b.budget, b.memory, b.chunkPool);
+        }
+
+        @TearDown(Level.Invocation)
+        public void free() {
+            ns.free();
+        }
+    }
+
+    /**
+     * {@value #FRESH} sequential first writes into a namespace whose memory was never written: each allocates a chunk
+     * (or takes one from the pool), so the kernel's page faults for memory the process just mapped are in it. The
+     * score is per write.
+     */
+    @Benchmark
+    @OperationsPerInvocation(FRESH)
+    public int freshWrites(FreshNamespace fresh) {
+        int s = 0;
+        for (int i = 0; i < FRESH; i++) {
+            s += check(fresh.ns.write(data, 0, (long) i * CHUNK, CHUNK));
+        }
+        return s;
     }
 
     @Benchmark
