@@ -18,7 +18,7 @@
 # cores, and before reading from a target it writes the whole namespace once (SPDK's malloc bdev is real memory;
 # ours reads unwritten blocks from one shared zero buffer).
 #
-# Knobs: RUNTIME (5 s), RAMP (2 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
+# Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
 # SPDK_TGT_OPTS (extra nvmf_tgt options, e.g. "--no-huge -s 2048" on a host without hugepages),
 # SPDK_PERF_OPTS (extra spdk_nvme_perf options, e.g. "--no-huge"), FILL_SECONDS (120: the most the fill may take),
 # CELLS (all; a space-separated
@@ -30,7 +30,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/bin/lib.sh"
 OUT=${1:-$ROOT/perf/build/vs-spdk-$(date +%Y%m%d-%H%M%S)}
 RUNTIME=${RUNTIME:-5}
-RAMP=${RAMP:-2}
+RAMP=${RAMP:-10} # each cell starts a new initiator JVM: its JIT is still compiling seconds in (perf/README.md)
 TARGET_CPU=${TARGET_CPU:-1}
 PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-4432}
