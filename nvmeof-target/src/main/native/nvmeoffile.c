@@ -32,6 +32,14 @@ JNIEXPORT jint JNICALL Java_io_nvmeof_target_namespace_FileHoles_punchHole0(
     return r == 0 ? 0 : -errno;
 }
 
+/* long nextData0(int fd, long offset): lseek(SEEK_DATA): the offset of the first data at or after offset, -ENXIO if
+ * there is none up to the end of the file, or another -errno. */
+JNIEXPORT jlong JNICALL Java_io_nvmeof_target_namespace_FileHoles_nextData0(
+        JNIEnv *env, jclass cls, jint fd, jlong offset) {
+    off_t r = lseek(fd, (off_t) offset, SEEK_DATA);
+    return r >= 0 ? (jlong) r : -errno;
+}
+
 /* long blockSize0(int fd): st_blksize, the file system's preferred block size, or -errno. */
 JNIEXPORT jlong JNICALL Java_io_nvmeof_target_namespace_FileHoles_blockSize0(JNIEnv *env, jclass cls, jint fd) {
     struct stat st;

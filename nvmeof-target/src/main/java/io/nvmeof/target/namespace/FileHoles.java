@@ -8,6 +8,7 @@ import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Punches holes in the file behind a file-backed namespace ({@code fallocate(FALLOC_FL_PUNCH_HOLE |
@@ -18,10 +19,14 @@ import java.nio.file.StandardCopyOption;
  * file system cannot punch holes, {@link #open} returns null and says why in the log, and the namespace keeps its
  * blocks on deallocate as before ({@link RamNamespace#deallocates()} is false).
  *
- * <p>One per {@link MappedFile}, with its own descriptor on the file (opened for writing, closed with the file). The
- * descriptor is used and closed under this object's monitor, so a punch that comes after the namespace was removed
- * fails instead of reaching a descriptor number the process has given to another file. {@link #punch} is a blocking
- * system call: the target calls it on its namespace worker thread, never on a queue's.
+ * <p>Also finds holes ({@link #hasData}: {@code lseek(SEEK_DATA)}), so reads of a range the file holds no data for are
+ * answered from the zero buffer without creating a chunk: a chunk is registered memory on RDMA, and registering a
+ * file's pages for writing allocates their blocks, which would undo a punch at the next read.
+ *
+ * <p>One per {@link MappedFile}, with its own descriptor on the file (opened for writing, closed with the file once no
+ * call uses it, so a call that comes after the namespace was removed never reaches a descriptor number the process has
+ * given to another file). {@link #punch} is a blocking system call: the target calls it on its namespace worker
+ * thread, never on a queue's; {@link #hasData} is cheap and runs on queue threads.
  */
 final class FileHoles {
     private static final Logger LOG = System.getLogger("io.nvmeof.target.namespace");
@@ -31,9 +36,18 @@ final class FileHoles {
     /** Null once the library is loaded, else why not. */
     private static final String UNAVAILABLE = load();
 
+    private static final int ENXIO = 6;
+    /** {@link #users} once {@link #close} began: no new user gets in. */
+    private static final int CLOSING = Integer.MIN_VALUE;
+
     private final Path path;
-    /** The descriptor, -1 once closed; used under this object's monitor only, so no call ever reaches a reused one. */
-    private int fd;
+    private final int fd;
+    /**
+     * Calls using {@link #fd} now, or {@link #CLOSING}: {@link #close} waits until none is left before it closes the
+     * descriptor, so no call ever reaches a descriptor number the process has given to another file meanwhile. A
+     * counter rather than a lock because {@link #hasData} runs on queue threads.
+     */
+    private final AtomicInteger users = new AtomicInteger();
 
     private final long blockSize;
 
@@ -117,33 +131,92 @@ final class FileHoles {
      *
      * @throws IOException if the file system refuses (the message names the file and errno)
      */
-    synchronized void punch(long offset, long length) throws IOException {
-        if (fd < 0) {
+    void punch(long offset, long length) throws IOException {
+        if (!enter()) {
             throw new IOException("namespace file " + path + " is closed (the namespace was removed)");
         }
-        int r = punchHole0(fd, offset, length);
+        int r;
+        try {
+            r = punchHole0(fd, offset, length);
+        } finally {
+            exit();
+        }
         if (r != 0) {
             throw new IOException("fallocate(PUNCH_HOLE) of " + length + " bytes at " + offset + " in " + path
                     + " failed: errno " + -r);
         }
     }
 
-    /** The bytes the file occupies on its device (st_blocks * 512, what {@code du} shows), or -1 if unknown. */
-    synchronized long allocatedBytes() {
-        long r = fd < 0 ? -1 : allocatedBytes0(fd);
-        return r < 0 ? -1 : r;
+    /**
+     * Whether the file holds data (anything but a hole) in {@code length} bytes at byte {@code offset} ({@code
+     * lseek(SEEK_DATA)}, which sees data still in the page cache too). True when unsure (an error, or closed). A
+     * cheap system call that reads nothing from the device.
+     */
+    boolean hasData(long offset, long length) {
+        if (!enter()) {
+            return true;
+        }
+        long r;
+        try {
+            r = nextData0(fd, offset);
+        } finally {
+            exit();
+        }
+        if (r == -ENXIO) {
+            return false; // no data from offset to the end of the file
+        }
+        return r < 0 || r < offset + length;
     }
 
-    synchronized void close() {
-        if (fd >= 0) {
-            close0(fd);
-            fd = -1;
+    /** The bytes the file occupies on its device (st_blocks * 512, what {@code du} shows), or -1 if unknown. */
+    long allocatedBytes() {
+        if (!enter()) {
+            return -1;
         }
+        try {
+            long r = allocatedBytes0(fd);
+            return r < 0 ? -1 : r;
+        } finally {
+            exit();
+        }
+    }
+
+    /** Closes the descriptor once the calls using it returned; later calls fail ({@link #punch}) or say "unknown". */
+    void close() {
+        while (true) {
+            int u = users.get();
+            if (u == CLOSING) {
+                return;
+            }
+            if (u == 0 && users.compareAndSet(0, CLOSING)) {
+                close0(fd);
+                return;
+            }
+            Thread.onSpinWait(); // a punch, stat or lseek in progress: microseconds, or one punch
+        }
+    }
+
+    private boolean enter() {
+        while (true) {
+            int u = users.get();
+            if (u < 0) {
+                return false;
+            }
+            if (users.compareAndSet(u, u + 1)) {
+                return true;
+            }
+        }
+    }
+
+    private void exit() {
+        users.decrementAndGet();
     }
 
     private static native int open0(String path);
 
     private static native int punchHole0(int fd, long offset, long length);
+
+    private static native long nextData0(int fd, long offset);
 
     private static native long blockSize0(int fd);
 

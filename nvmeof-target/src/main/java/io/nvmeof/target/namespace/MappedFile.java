@@ -169,6 +169,14 @@ final class MappedFile {
         }
     }
 
+    /**
+     * Whether the file may hold data in {@code length} bytes at byte {@code offset}: false only for a range known to be
+     * a hole (never written, or punched), which reads as zeroes. Always true where hole punching is unavailable.
+     */
+    boolean hasData(long offset, long length) {
+        return holes == null || holes.hasData(offset, length);
+    }
+
     /** The bytes the file occupies on its device ({@code du}), or -1 where hole punching (and so stat) is unavailable. */
     long allocatedBytes() {
         return holes == null ? -1 : holes.allocatedBytes();

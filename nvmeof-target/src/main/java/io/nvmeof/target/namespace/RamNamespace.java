@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Unwritten blocks read as zeroes from one shared read-only zero buffer.
  *
  * <p>A file-backed namespace uses the same table: its chunks are slices of the file's shared mapping, created on first
- * use by a read or a write (a read must see what an earlier run wrote), never freed before the namespace, and not
+ * use by a write or by a read of a range the file holds data in (a read must see what an earlier run wrote), and not
  * counted in the {@link MemoryBudget} (the page cache is the kernel's to write back and reclaim). Deallocation punches
  * holes in the file where the native helper is available (see {@link #zero}); {@link #force} makes a range durable.
  *
@@ -432,11 +432,25 @@ public final class RamNamespace {
         return leaf == null ? null : leaf.get(index & LEAF_MASK);
     }
 
-    /** The chunk at {@code index}, retained, or null if that range is unwritten (never null for a file). */
+    /**
+     * The chunk at {@code index}, retained, or null if that range reads as zeroes without one: unwritten in RAM, or a
+     * hole of the file (a file's chunk is otherwise created on first use, since a read must see what an earlier run
+     * wrote; a hole gets none, because on RDMA a chunk is registered memory and registering a file's pages for writing
+     * allocates their blocks).
+     */
     Chunk acquire(int index) {
         if (file != null) {
-            return acquireForWrite(index); // a file's chunk always exists: it is created on first use
+            Chunk c = retained(index);
+            if (c != null || !file.hasData((long) index << CHUNK_SHIFT, chunkBytes(index))) {
+                return c;
+            }
+            return acquireForWrite(index);
         }
+        return retained(index);
+    }
+
+    /** The chunk in the table at {@code index}, retained, or null if there is none. */
+    private Chunk retained(int index) {
         while (true) {
             Chunk c = slot(index);
             if (c == null || c.tryRetain()) {

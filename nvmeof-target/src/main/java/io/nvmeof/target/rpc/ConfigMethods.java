@@ -163,6 +163,8 @@ final class ConfigMethods {
                 }
                 m.target().removeListener(l.portInfo().portId());
             }
+            m.rpcListeners.retainAll(portsBefore);
+            m.discoveryListeners.retainAll(portsBefore);
             m.bdevs.clear();
             m.transports.clear();
             throw e instanceof RpcException r

@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -37,6 +38,13 @@ public final class Management {
     final Map<String, Bdev> bdevs = new LinkedHashMap<>();
     /** Transports created with nvmf_create_transport: upper-case trtype to its options. */
     final Map<String, TransportOptions> transports = new TreeMap<>();
+    /**
+     * PORTIDs of the listeners nvmf_subsystem_add_listener opened (closed again once no subsystem is on them), and of
+     * those the discovery NQN was added to (kept open for discovery). Listeners the daemon started with stay open.
+     */
+    final Set<Integer> rpcListeners = new java.util.HashSet<>();
+
+    final Set<Integer> discoveryListeners = new java.util.HashSet<>();
 
     private int syntheticBdevs;
 

@@ -21,8 +21,8 @@ import java.util.UUID;
  * The nvmf_* methods that change the target. Listeners are per subsystem, as in SPDK: nvmf_subsystem_add_listener
  * opens a listener unless one is open at that address already and makes the subsystem reachable on it (the discovery
  * NQN is reachable on every listener: for it the call only opens one); nvmf_subsystem_remove_listener makes the
- * subsystem unreachable there (its controllers on that listener are torn down) and closes the listener once no
- * subsystem is left on it.
+ * subsystem unreachable there (its controllers on that listener are torn down) and closes a listener it opened once no
+ * subsystem is left on it (listeners the daemon started with stay open).
  */
 final class NvmfMethods {
     private final Management m;
@@ -104,7 +104,14 @@ final class NvmfMethods {
     private JsonNode deleteSubsystem(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_delete_subsystem", params, Set.of("nqn", "tgt_name"));
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
+        List<Integer> had = new java.util.ArrayList<>();
+        m.target().listeners().forEach(l -> {
+            if (s.reachableOn(l.portInfo().portId())) {
+                had.add(l.portInfo().portId());
+            }
+        });
         m.target().removeSubsystem(s.nqn());
+        had.forEach(this::closeIfUnused);
         return BooleanNode.TRUE;
     }
 
@@ -235,8 +242,11 @@ final class NvmfMethods {
             } catch (IOException e) {
                 throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
             }
+            m.rpcListeners.add(l.portInfo().portId());
         }
-        if (!discovery) {
+        if (discovery) {
+            m.discoveryListeners.add(l.portInfo().portId());
+        } else {
             m.target().addSubsystemListener(nqn, l.portInfo().portId()); // already there: SPDK succeeds too
         }
         return BooleanNode.TRUE;
@@ -248,18 +258,35 @@ final class NvmfMethods {
         boolean discovery = Nqn.DISCOVERY.equals(nqn);
         Subsystem s = discovery ? m.target().discoverySubsystem() : m.requireSubsystem(p.method(), nqn);
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null || !s.reachableOn(l.portInfo().portId())) {
+        boolean has = l != null
+                && (discovery
+                        ? m.discoveryListeners.contains(l.portInfo().portId())
+                        : s.reachableOn(l.portInfo().portId()));
+        if (!has) {
             throw RpcException.invalidParams(p.method() + ": " + nqn + " has no listener at that address");
         }
         int portId = l.portInfo().portId();
-        if (!discovery) {
+        if (discovery) {
+            m.discoveryListeners.remove(portId);
+        } else {
             m.target().removeSubsystemListener(nqn, portId);
         }
-        // As SPDK's transport listeners, the socket closes once no subsystem is reachable on it.
-        if (!m.target().listenerInUse(portId)) {
-            m.target().removeListener(portId);
-        }
+        closeIfUnused(portId);
         return BooleanNode.TRUE;
+    }
+
+    /**
+     * Closes a listener nvmf_subsystem_add_listener opened once no subsystem is left on it and the discovery NQN was
+     * not added to it, as SPDK's transport listeners (counted by the subsystems that use them) close. Listeners the
+     * daemon started with stay open.
+     */
+    private void closeIfUnused(int portId) {
+        if (m.rpcListeners.contains(portId)
+                && !m.discoveryListeners.contains(portId)
+                && !m.target().listenerInUse(portId)) {
+            m.target().removeListener(portId);
+            m.rpcListeners.remove(portId);
+        }
     }
 
     private JsonNode setAnaState(JsonNode params) throws RpcException {

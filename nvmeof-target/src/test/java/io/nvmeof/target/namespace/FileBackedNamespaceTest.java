@@ -163,8 +163,10 @@ class FileBackedNamespaceTest {
         assertEquals(1, rdma.freed, "chunk 2 let go at once; chunk 1 stays registered while held");
         held.release();
         assertEquals(2, rdma.freed, "the pinned pages' registrations are gone");
-        assertArrayEquals(new byte[2 * CHUNK], read(ns, CHUNK, 2 * CHUNK), "new chunks on the file's new pages");
-        assertEquals(zeroBuffer + 6, rdma.allocated, "registered anew");
+        assertArrayEquals(new byte[2 * CHUNK], read(ns, CHUNK, 2 * CHUNK), "the holes read as zeroes");
+        assertEquals(zeroBuffer + 4, rdma.allocated, "from the zero buffer: registering a hole would allocate it");
+        assertEquals(Status.SUCCESS, ns.write(random(BS, 9), 0, CHUNK, BS));
+        assertEquals(zeroBuffer + 5, rdma.allocated, "a write gets a new chunk, registered on the file's new pages");
         ns.free();
         memory.detach(rdma);
         assertEquals(rdma.allocated, rdma.freed, "every registration let go exactly once");
@@ -197,6 +199,29 @@ class FileBackedNamespaceTest {
         ns.zero(1L << 30, BS, false); // nothing to zero, no failure
         ns.zero(0, 1L << 20, true); // a deallocate that waited for the worker: no punch on a closed descriptor
         assertEquals(-1, ns.fileAllocatedBytes());
+    }
+
+    @Test
+    void readsOfHolesCreateNoChunkAndAllocateNothing() throws Exception {
+        assumeHolePunching();
+        ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
+        memory.attach(rdma);
+        int zeroBuffer = rdma.allocated;
+        Path file = dir.resolve("sparse.img");
+        RamNamespace ns = open(file, 64L * CHUNK);
+        assertArrayEquals(new byte[4 * CHUNK], read(ns, 10L * CHUNK, 4 * CHUNK));
+        ns.zero(20L * CHUNK, CHUNK, false); // Write Zeroes of a hole: nothing to do
+        assertEquals(zeroBuffer, rdma.allocated, "no chunk for a hole");
+        ns.write(random(BS, 10), 0, 30L * CHUNK + BS, BS);
+        ns.free();
+        RamNamespace again = open(file, 64L * CHUNK);
+        byte[] chunk = read(again, 30L * CHUNK, CHUNK); // data in the file from the last run: a chunk
+        assertArrayEquals(random(BS, 10).array(), java.util.Arrays.copyOfRange(chunk, BS, 2 * BS));
+        assertEquals(zeroBuffer + 2, rdma.allocated, "one chunk per run, for the range with data");
+        again.force(0, -1);
+        assertTrue(diskBytes(file) <= CHUNK, "only the written range takes blocks: " + diskBytes(file));
+        again.free();
+        memory.detach(rdma);
     }
 
     @Test

@@ -31,6 +31,7 @@ class RpcListenersTest {
     private static final String ONE = "nqn.2016-06.io.spdk:cnode1";
     private static final String TWO = "nqn.2016-06.io.spdk:cnode2";
     private static final String FLAG = "nqn.2024-01.io.nvmeof:flags"; // as bin/nvmeof-target --namespace makes one
+    private static final String DISCOVERY = "nqn.2014-08.org.nvmexpress.discovery";
 
     @TempDir
     Path dir;
@@ -108,6 +109,24 @@ class RpcListenersTest {
         ok("nvmf_subsystem_add_listener", listener(ONE, listenAddresses(FLAG).get(0)));
         assertTrue(Status.isSuccess(connect(startPort, ONE)));
         assertEquals(2, target.listeners().size());
+
+        // the discovery NQN added to ONE's own listener keeps it open when ONE leaves; removing it closes it
+        JsonNode own = RpcServerTest.JSON.readTree(
+                "{\"trtype\":\"tcp\",\"adrfam\":\"IPv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"" + onePort + "\"}");
+        ok("nvmf_subsystem_add_listener", listener(DISCOVERY, own));
+        ok("nvmf_subsystem_remove_listener", listener(ONE, own));
+        assertTrue(Status.isSuccess(connect(onePort, DISCOVERY)), "open for discovery");
+        ok("nvmf_subsystem_remove_listener", listener(DISCOVERY, own));
+        fails("nvmf_subsystem_remove_listener", listener(DISCOVERY, own));
+        assertThrows(IOException.class, () -> connect(onePort, DISCOVERY));
+        // the listener the target started with stays open without subsystems: discovery still answers there
+        ok(
+                "nvmf_subsystem_remove_listener",
+                listener(FLAG, listenAddresses(FLAG).get(0)));
+        ok("nvmf_subsystem_remove_listener", listener(ONE, listenAddresses(ONE).get(0)));
+        assertEquals(1, target.listeners().size());
+        assertTrue(Status.isSuccess(connect(startPort, DISCOVERY)));
+        assertTrue(Status.is(connect(startPort, FLAG), Status.CONNECT_INVALID_HOST));
     }
 
     @Test
