@@ -15,6 +15,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.namespace.ChunkMemory;
+import io.nvmeof.target.namespace.ChunkPool;
 import io.nvmeof.target.namespace.MemoryBudget;
 import io.nvmeof.target.namespace.RamNamespace;
 import io.nvmeof.target.stats.TargetStats;
@@ -54,6 +55,8 @@ public final class NvmeTarget implements AutoCloseable {
     private final MemoryBudget budget;
     /** Namespace RAM as listeners that register memory see it (RDMA, zero copy). */
     private final ChunkMemory chunkMemory = new ChunkMemory();
+    /** RAM chunks made ahead for first writes (within the budget), so they do not allocate on a queue thread. */
+    private final ChunkPool chunkPool;
 
     private final Subsystem discovery = Subsystem.discovery();
     private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
@@ -72,6 +75,7 @@ public final class NvmeTarget implements AutoCloseable {
     private NvmeTarget(TargetConfig config) {
         this.config = config;
         this.budget = new MemoryBudget(config.memoryBudgetBytes());
+        this.chunkPool = new ChunkPool(budget, chunkMemory, ChunkPool.configuredChunks());
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "nvmeof-target-keepalive");
             t.setDaemon(true);
@@ -553,7 +557,8 @@ public final class NvmeTarget implements AutoCloseable {
             if (old == null) {
                 throw new IllegalArgumentException("no namespace " + nsid + " in " + subsystemNqn);
             }
-            ns = new RamNamespace(nsid, newSizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory);
+            ns = new RamNamespace(
+                    nsid, newSizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory, chunkPool);
             s.replaceNamespace(ns);
         }
         old.free();
@@ -591,7 +596,8 @@ public final class NvmeTarget implements AutoCloseable {
             return RamNamespace.fileBacked(
                     nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, nc.file());
         }
-        return new RamNamespace(nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory);
+        return new RamNamespace(
+                nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, chunkPool);
     }
 
     /** Identify SN for a subsystem without one: 20 hex digits of a name-based UUID of its NQN, stable across restarts. */
@@ -657,9 +663,14 @@ public final class NvmeTarget implements AutoCloseable {
         return budget;
     }
 
-    /** Namespace RAM in use now, in bytes. */
+    /** Namespace RAM in use now, in bytes (not counting the chunks the pool holds ready, which the budget counts). */
     public long memoryUsedBytes() {
-        return budget.used();
+        return chunkPool.namespaceBytes();
+    }
+
+    /** The chunks made ahead for first writes into RAM namespaces. */
+    public ChunkPool chunkPool() {
+        return chunkPool;
     }
 
     /** The namespace RAM limit, in bytes. */
@@ -686,7 +697,7 @@ public final class NvmeTarget implements AutoCloseable {
         List<Subsystem> all = new ArrayList<>();
         all.add(discovery);
         all.addAll(subsystems);
-        return stats.snapshot(all, budget.used(), budget.limit());
+        return stats.snapshot(all, memoryUsedBytes(), budget.limit());
     }
 
     StatsRegistry statsRegistry() {
@@ -720,6 +731,7 @@ public final class NvmeTarget implements AutoCloseable {
                 ns.free();
             }
         }
+        chunkPool.close();
         LOG.log(Level.INFO, "target closed; " + budget.used() + " bytes of namespace RAM still held by transports");
     }
 

@@ -41,6 +41,20 @@ public final class MemoryBudget {
         }
     }
 
+    /** Reserves {@code bytes} if that stays within the limit, without counting or logging a refusal (the chunk pool's reserve ahead). */
+    boolean tryReserveQuietly(long bytes) {
+        while (true) {
+            long now = used.get();
+            long next = now + bytes;
+            if (next > limit || next < 0) {
+                return false;
+            }
+            if (used.compareAndSet(now, next)) {
+                return true;
+            }
+        }
+    }
+
     /** Gives back bytes reserved earlier. */
     public void release(long bytes) {
         used.addAndGet(-bytes);

@@ -25,8 +25,10 @@ import java.util.concurrent.atomic.LongAdder;
  * counted in the {@link MemoryBudget} (the page cache is the kernel's to write back and reclaim). Deallocation punches
  * holes in the file where the native helper is available (see {@link #zero}); {@link #force} makes a range durable.
  *
- * <p>Nothing on the I/O methods allocates except the first write into a chunk (its memory) or into a leaf's 512 MiB
- * range (the leaf array). They return NVMe status values instead of throwing.
+ * <p>A first write into a chunk takes a ready chunk from the target's {@link ChunkPool} (allocated, faulted in and
+ * registered ahead on the pool's thread) when there is one; only when the pool is empty (or for a namespace's last,
+ * shorter chunk) does it allocate the memory itself. Nothing else on the I/O methods allocates, except the first write
+ * into a leaf's 512 MiB range (the leaf array). They return NVMe status values instead of throwing.
  */
 public final class RamNamespace {
     /** Chunk size: 128 KiB, large enough that a 128 KiB host I/O touches at most two chunks. */
@@ -62,6 +64,8 @@ public final class RamNamespace {
     private volatile boolean closed;
     /** The file behind the namespace, or null in RAM. */
     private final MappedFile file;
+    /** Chunks made ahead for first writes, or null (RAM only). */
+    private final ChunkPool pool;
 
     // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
     private final LongAdder readCommands = new LongAdder();
@@ -88,7 +92,26 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
-        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null);
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null);
+    }
+
+    /**
+     * @param pool chunks made ahead for first writes (from the same {@code budget} and {@code memory}), or null to
+     *             allocate on the writing thread; started here if it was not yet
+     */
+    public RamNamespace(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory,
+            ChunkPool pool) {
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, pool, null);
+        if (pool != null && !readOnly) {
+            pool.start();
+        }
     }
 
     /**
@@ -108,7 +131,7 @@ public final class RamNamespace {
             java.nio.file.Path path) {
         checkGeometry(sizeBytes, blockSize);
         return new RamNamespace(
-                nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, MappedFile.open(path, sizeBytes));
+                nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, MappedFile.open(path, sizeBytes));
     }
 
     private RamNamespace(
@@ -119,9 +142,11 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory,
+            ChunkPool pool,
             MappedFile file) {
         checkGeometry(sizeBytes, blockSize);
         this.file = file;
+        this.pool = pool;
         this.nsid = nsid;
         this.blockSize = blockSize;
         this.blockShift = Integer.numberOfTrailingZeros(blockSize);
@@ -470,17 +495,13 @@ public final class RamNamespace {
                     }
                     throw e;
                 }
-            } else if (!budget.tryReserve(bytes)) {
-                return null;
             } else {
-                try {
-                    fresh = new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
-                } catch (OutOfMemoryError e) {
-                    // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the
-                    // budget.
-                    budget.release(bytes);
-                    budget.refused(bytes);
-                    return null;
+                fresh = pool != null && bytes == CHUNK_SIZE ? pool.take() : null;
+                if (fresh == null) {
+                    fresh = allocate(bytes);
+                    if (fresh == null) {
+                        return null;
+                    }
                 }
             }
             if (leaf.compareAndSet(index & LEAF_MASK, null, fresh)) {
@@ -493,6 +514,25 @@ public final class RamNamespace {
             // (A file chunk's release frees nothing but its registrations.)
             fresh.release();
             fresh.release();
+        }
+    }
+
+    /**
+     * A new RAM chunk allocated on this thread (the pool was empty, or the chunk is shorter): null if the budget is
+     * spent, after freeing chunks the pool holds ahead if that makes room.
+     */
+    private Chunk allocate(int bytes) {
+        boolean reserved = budget.tryReserveQuietly(bytes) || (pool != null && pool.reserveByShedding(bytes));
+        if (!reserved && !budget.tryReserve(bytes)) { // counts and logs the refusal
+            return null;
+        }
+        try {
+            return new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
+        } catch (OutOfMemoryError e) {
+            // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
+            budget.release(bytes);
+            budget.refused(bytes);
+            return null;
         }
     }
 

@@ -117,6 +117,20 @@ class JmhBenchmarksTest {
     }
 
     @Test
+    void firstWriteRuns() throws RunnerException {
+        // Runs only: whether the pool keeps up in a 500 ms run depends on the machine; ChunkPoolTest asserts 0 B per
+        // first write taken from a pool that has chunks ready.
+        Collection<RunResult> results = run(FirstWriteBenchmark.class);
+        assertEquals(6, results.size());
+        for (RunResult r : results) {
+            String name =
+                    r.getParams().getBenchmark() + " pool=" + r.getParams().getParam("pool");
+            assertTrue(r.getPrimaryResult().getScore() > 0, name);
+            System.out.println(name + ": " + r.getPrimaryResult().getScore() + " us/op, " + allocNorm(r) + " B/op");
+        }
+    }
+
+    @Test
     void loopbackReadRuns() throws RunnerException {
         Collection<RunResult> results = run(LoopbackReadBenchmark.class, "engine", "epoll");
         assertEquals(1, results.size());

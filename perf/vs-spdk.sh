@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# perf/vs-spdk.sh: the side-by-side table of issue 13, re-measured in one run with the same pinning.
+#
+#   perf/vs-spdk.sh [OUTDIR]                              # our cells only
+#   SPDK_DIR=/path/to/built/spdk perf/vs-spdk.sh [OUTDIR]  # also SPDK's cells
+#
+# Targets run on core TARGET_CPU (1), initiators on core PERF_CPU (0), loopback, 1 GiB RAM namespace, 4 KiB blocks,
+# digests off. Cells (rows): 4k randread QD1 (p50), 4k randread QD32 and QD128, 128k sequential read QD8, 4k randwrite
+# QD32. Columns:
+#   ours busy     our perf --hipri      -> our target --busy-poll
+#   ours default  our perf              -> our target (spin 200 us, then sleep)
+# and with SPDK_DIR (a tree where SPDK is already built: build/bin/nvmf_tgt, build/bin/spdk_nvme_perf, scripts/rpc.py;
+# this repository never builds or ships SPDK):
+#   SPDK->SPDK            spdk_nvme_perf -> nvmf_tgt (malloc bdev)
+#   our perf->SPDK        our perf (busy and default) -> nvmf_tgt
+#   SPDK perf->ours       spdk_nvme_perf -> our target (busy and default)
+# Before the cells it measures the loopback TCP floor (perf/tcp-floor/floor.sh, poll and block) on the same two
+# cores, and before reading from a target it writes the whole namespace once (SPDK's malloc bdev is real memory;
+# ours reads unwritten blocks from one shared zero buffer).
+#
+# Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
+# SPDK_TGT_OPTS (extra nvmf_tgt options, e.g. "--no-huge -s 2048" on a host without hugepages),
+# SPDK_PERF_OPTS (extra spdk_nvme_perf options, e.g. "--no-huge"), FILL_SECONDS (120: the most the fill may take),
+# CELLS (all; a space-separated
+# subset of: qd1 qd32 qd128 read128k randwrite), MODES ("busy default").
+# Prints a Markdown table (OUTDIR/results.md); every run's output stays in OUTDIR.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bin/lib.sh
+. "$ROOT/bin/lib.sh"
+OUT=${1:-$ROOT/perf/build/vs-spdk-$(date +%Y%m%d-%H%M%S)}
+RUNTIME=${RUNTIME:-5}
+RAMP=${RAMP:-10} # each cell starts a new initiator JVM: its JIT is still compiling seconds in (perf/README.md)
+TARGET_CPU=${TARGET_CPU:-1}
+PERF_CPU=${PERF_CPU:-0}
+PORT=${PORT:-4432}
+SPDK_PORT=${SPDK_PORT:-4420}
+FILL_SECONDS=${FILL_SECONDS:-120}
+CELLS=${CELLS:-qd1 qd32 qd128 read128k randwrite}
+MODES=${MODES:-busy default}
+OUR_NQN=nqn.2024-01.io.nvmeof:vs-spdk
+SPDK_NQN=nqn.2016-06.io.spdk:cnode1
+mkdir -p "$OUT"
+command -v python3 >/dev/null || { echo "vs-spdk.sh: python3 is needed" >&2; exit 1; }
+command -v taskset >/dev/null || { echo "vs-spdk.sh: taskset (util-linux) is needed" >&2; exit 1; }
+if [ -n "${SPDK_DIR:-}" ]; then
+  for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
+    [ -e "$SPDK_DIR/$f" ] || { echo "vs-spdk.sh: $SPDK_DIR/$f is missing (SPDK_DIR must be a built SPDK tree)" >&2; exit 2; }
+  done
+fi
+echo "vs-spdk.sh: results in $OUT; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+"$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
+JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
+
+cell_args() { # CELL -> rw bs iodepth
+  case $1 in
+    qd1) echo "randread 4096 1" ;;
+    qd32) echo "randread 4096 32" ;;
+    qd128) echo "randread 4096 128" ;;
+    read128k) echo "read 131072 8" ;;
+    randwrite) echo "randwrite 4096 32" ;;
+    *) echo "vs-spdk.sh: unknown cell $1" >&2; exit 2 ;;
+  esac
+}
+
+# ---- the floor ----
+taskset -c "$TARGET_CPU,$PERF_CPU" "$ROOT/perf/tcp-floor/floor.sh" poll 5 > "$OUT/floor-poll.txt"
+taskset -c "$TARGET_CPU,$PERF_CPU" "$ROOT/perf/tcp-floor/floor.sh" block 5 > "$OUT/floor-block.txt"
+echo "vs-spdk.sh: floor poll $(cat "$OUT/floor-poll.txt"), block $(cat "$OUT/floor-block.txt") (p50 us, p99 us, rt/s)" >&2
+
+# ---- targets ----
+TPID=
+stop_target() {
+  if [ -n "$TPID" ]; then
+    kill "$TPID" 2>/dev/null || true
+    wait "$TPID" 2>/dev/null || true
+    TPID=
+  fi
+}
+trap stop_target EXIT
+
+start_ours() { # MODE
+  local flags=()
+  [ "$1" = busy ] && flags=(--busy-poll)
+  # shellcheck disable=SC2046
+  taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
+    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$OUR_NQN" \
+    --namespace size=1g,bs=4096 --memory-budget 2g "${flags[@]}" > "$OUT/target-ours-$1.log" 2>&1 &
+  TPID=$!
+  for _ in $(seq 1 600); do
+    grep -q "listening on" "$OUT/target-ours-$1.log" 2>/dev/null && return 0
+    kill -0 "$TPID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "vs-spdk.sh: our target did not start, see $OUT/target-ours-$1.log" >&2
+  exit 1
+}
+
+SPDK_RPC_SOCK=$OUT/spdk.sock
+start_spdk() {
+  # shellcheck disable=SC2086
+  "$SPDK_DIR/build/bin/nvmf_tgt" -m "$(printf '0x%x' $((1 << TARGET_CPU)))" -r "$SPDK_RPC_SOCK" ${SPDK_TGT_OPTS:-} \
+    > "$OUT/target-spdk.log" 2>&1 &
+  TPID=$!
+  local rpc=("$SPDK_DIR/scripts/rpc.py" -s "$SPDK_RPC_SOCK")
+  for _ in $(seq 1 300); do
+    "${rpc[@]}" spdk_get_version > /dev/null 2>&1 && break
+    kill -0 "$TPID" 2>/dev/null || { echo "vs-spdk.sh: nvmf_tgt exited, see $OUT/target-spdk.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 128 > /dev/null
+  "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
+  "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
+  "${rpc[@]}" nvmf_subsystem_add_ns "$SPDK_NQN" Malloc0 > /dev/null
+  "${rpc[@]}" nvmf_subsystem_add_listener "$SPDK_NQN" -t tcp -a 127.0.0.1 -s "$SPDK_PORT" > /dev/null
+}
+
+# ---- initiators ----
+ours_perf() { # NAME URI MODE CELL
+  local rw bs qd hipri=()
+  read -r rw bs qd <<< "$(cell_args "$4")"
+  [ "$3" = busy ] && hipri=(--hipri)
+  echo "vs-spdk.sh: $1" >&2
+  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$2" "${hipri[@]}" --rw="$rw" --bs="$bs" --iodepth="$qd" \
+    --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.99 --output-format=json \
+    --output="$OUT/$1.json" 2> "$OUT/$1.stderr" || echo "vs-spdk.sh: $1 failed, see $OUT/$1.stderr" >&2
+}
+
+spdk_perf() { # NAME PORT NQN CELL
+  local rw bs qd
+  read -r rw bs qd <<< "$(cell_args "$4")"
+  echo "vs-spdk.sh: $1" >&2
+  # shellcheck disable=SC2086
+  taskset -c "$PERF_CPU" "$SPDK_DIR/build/bin/spdk_nvme_perf" -c "$(printf '0x%x' $((1 << PERF_CPU)))" \
+    -q "$qd" -o "$bs" -w "$rw" -t "$RUNTIME" -a "$RAMP" -L ${SPDK_PERF_OPTS:-} \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$2 subnqn:$3" > "$OUT/$1.txt" 2>&1 \
+    || echo "vs-spdk.sh: $1 failed, see $OUT/$1.txt" >&2
+}
+
+fill_ours() { # URI: write the whole namespace once (and read it back: --verify) so reads are of real memory
+  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$1" --rw=write --bs=128k --iodepth=8 --size=1g \
+    --verify=crc32c --runtime="$FILL_SECONDS" --ramp_time=0 --output-format=json --output="$OUT/fill.json" \
+    2> "$OUT/fill.stderr" || true
+  python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['jobs'][0]['write']['io_bytes']; \
+print('vs-spdk.sh: fill wrote %.2f GiB%s' % (b/2**30, '' if b >= 2**30 else ' (LESS than the namespace: raise FILL_SECONDS)'), file=sys.stderr)" \
+    "$OUT/fill.json" || true
+}
+
+OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN"
+SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN"
+for mode in $MODES; do
+  start_ours "$mode"
+  fill_ours "$OUR_URI"
+  for cell in $CELLS; do
+    ours_perf "ours-$mode-$cell" "$OUR_URI" "$mode" "$cell"
+    [ -n "${SPDK_DIR:-}" ] && spdk_perf "spdkperf-ours$mode-$cell" "$PORT" "$OUR_NQN" "$cell"
+  done
+  stop_target
+done
+if [ -n "${SPDK_DIR:-}" ]; then
+  start_spdk
+  fill_ours "$SPDK_URI"
+  for cell in $CELLS; do
+    spdk_perf "spdk-spdk-$cell" "$SPDK_PORT" "$SPDK_NQN" "$cell"
+    for mode in $MODES; do
+      ours_perf "ours$mode-spdk-$cell" "$SPDK_URI" "$mode" "$cell"
+    done
+  done
+  stop_target
+fi
+
+# ---- the table ----
+CELLS="$CELLS" MODES="$MODES" python3 - "$OUT" <<'EOF' | tee "$OUT/results.md"
+import json, os, re, sys
+out = sys.argv[1]
+cells = os.environ["CELLS"].split()
+modes = os.environ["MODES"].split()
+names = {"qd1": "4k randread QD1 p50", "qd32": "4k randread QD32 IOPS", "qd128": "4k randread QD128 IOPS",
+         "read128k": "128k read QD8 IOPS", "randwrite": "4k randwrite QD32 IOPS"}
+
+def ours(name):
+    try:
+        j = json.load(open(os.path.join(out, name + ".json")))
+    except Exception:
+        return None
+    job = j["jobs"][0]
+    d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
+    p = d["clat_ns"]["percentile"]
+    return {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3, "p99": p.get("99.000000", 0) / 1e3,
+            "p9999": p.get("99.990000", 0) / 1e3}
+
+def spdk(name):
+    try:
+        text = open(os.path.join(out, name + ".txt")).read()
+    except Exception:
+        return None
+    m = re.search(r"^\s*Total\s*:\s*([\d.]+)", text, re.M)
+    if not m:
+        return None
+    r = {"iops": float(m.group(1))}
+    for key, pct in (("p50", "50.00000"), ("p99", "99.00000"), ("p9999", "99.99000")):
+        pm = re.search(r"^\s*" + re.escape(pct) + r"%\s*:\s*([\d.]+)us", text, re.M)
+        r[key] = float(pm.group(1)) if pm else 0
+    return r
+
+def fmt(cell, r):
+    if r is None:
+        return "—"
+    if cell == "qd1":
+        return f"{r['p50']:.1f} µs (p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs)"
+    return f"{r['iops']/1e3:.1f}K, p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs"
+
+cols = []
+spdk_run = os.path.exists(os.path.join(out, "target-spdk.log"))
+if spdk_run:
+    cols.append(("SPDK→SPDK", lambda c: spdk(f"spdk-spdk-{c}")))
+    for m in modes:
+        cols.append((f"our perf ({m})→SPDK", lambda c, m=m: ours(f"ours{m}-spdk-{c}")))
+        cols.append((f"SPDK perf→ours ({m})", lambda c, m=m: spdk(f"spdkperf-ours{m}-{c}")))
+for m in modes:
+    cols.append((f"ours→ours {m}", lambda c, m=m: ours(f"ours-{m}-{c}")))
+
+def floor(mode):
+    try:
+        return open(os.path.join(out, f"floor-{mode}.txt")).read().split()
+    except Exception:
+        return ["?", "?", "?"]
+fp, fb = floor("poll"), floor("block")
+print(f"Floor (loopback TCP ping-pong, 4 KiB read exchange, same cores): poll p50 {fp[0]} µs, block p50 {fb[0]} µs\n")
+print("| 4 KiB unless noted | " + " | ".join(c[0] for c in cols) + " |")
+print("|---|" + "---|" * len(cols))
+for cell in cells:
+    print(f"| {names[cell]} | " + " | ".join(fmt(cell, f(cell)) for _, f in cols) + " |")
+if spdk_run:
+    print("\nRatios to SPDK→SPDK (IOPS: ours/SPDK, higher is better; QD1: p50 ours/SPDK, lower is better):\n")
+    print("| cell | " + " | ".join(c[0] for c in cols[1:]) + " |")
+    print("|---|" + "---|" * (len(cols) - 1))
+    for cell in cells:
+        base = cols[0][1](cell)
+        row = []
+        for _, f in cols[1:]:
+            r = f(cell)
+            if base is None or r is None or (cell == "qd1" and not base["p50"]) or (cell != "qd1" and not base["iops"]):
+                row.append("—")
+            else:
+                row.append(f"{r['p50']/base['p50']:.2f}" if cell == "qd1" else f"{r['iops']/base['iops']:.2f}")
+        print(f"| {names[cell]} | " + " | ".join(row) + " |")
+EOF
