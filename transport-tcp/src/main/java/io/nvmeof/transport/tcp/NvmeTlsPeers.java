@@ -1,0 +1,159 @@
+package io.nvmeof.transport.tcp;
+
+import io.nvmeof.core.tls.PskHash;
+import io.nvmeof.core.tls.TlsPsk;
+import io.nvmeof.core.tls.TlsPskResolver;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.Vector;
+import org.bouncycastle.tls.AbstractTlsClient;
+import org.bouncycastle.tls.AbstractTlsServer;
+import org.bouncycastle.tls.AlertDescription;
+import org.bouncycastle.tls.BasicTlsPSKExternal;
+import org.bouncycastle.tls.CipherSuite;
+import org.bouncycastle.tls.PRFAlgorithm;
+import org.bouncycastle.tls.ProtocolVersion;
+import org.bouncycastle.tls.PskIdentity;
+import org.bouncycastle.tls.TlsAuthentication;
+import org.bouncycastle.tls.TlsCredentials;
+import org.bouncycastle.tls.TlsFatalAlert;
+import org.bouncycastle.tls.TlsPSKExternal;
+import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
+
+/**
+ * The two TLS 1.3 endpoints of the NVMe/TCP secure channel (NVMe/TCP Transport §3.6) for BouncyCastle's TLS API:
+ * TLS 1.3 only, external PSKs only (no certificates), TLS_AES_128_GCM_SHA256 and TLS_AES_256_GCM_SHA384, the cipher
+ * suite's hash being the PSK's. Used by {@link BcTlsPskHandler}.
+ */
+final class NvmeTlsPeers {
+    /** The JCA crypto (AES-GCM and HMAC from the JDK, with its intrinsics); thread-safe, shared. */
+    static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
+
+    private static final int[] BOTH_SUITES = {CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_AES_128_GCM_SHA256};
+
+    private NvmeTlsPeers() {}
+
+    static int cipherSuite(PskHash hash) {
+        return hash == PskHash.SHA384 ? CipherSuite.TLS_AES_256_GCM_SHA384 : CipherSuite.TLS_AES_128_GCM_SHA256;
+    }
+
+    static String cipherSuiteName(int suite) {
+        return suite == CipherSuite.TLS_AES_256_GCM_SHA384
+                ? "TLS_AES_256_GCM_SHA384"
+                : suite == CipherSuite.TLS_AES_128_GCM_SHA256
+                        ? "TLS_AES_128_GCM_SHA256"
+                        : "0x" + Integer.toHexString(suite);
+    }
+
+    private static BasicTlsPSKExternal external(TlsPsk psk) {
+        byte[] key = psk.key();
+        try {
+            int prf = psk.hash() == PskHash.SHA384 ? PRFAlgorithm.tls13_hkdf_sha384 : PRFAlgorithm.tls13_hkdf_sha256;
+            return new BasicTlsPSKExternal(psk.identityBytes(), CRYPTO.createSecret(key), prf);
+        } finally {
+            Arrays.fill(key, (byte) 0);
+        }
+    }
+
+    /** The host's side: offers one PSK identity and the cipher suite of its hash. */
+    static final class Client extends AbstractTlsClient {
+        private final TlsPsk psk;
+        private final Runnable onComplete;
+
+        Client(TlsPsk psk, Runnable onComplete) {
+            super(CRYPTO);
+            this.psk = psk;
+            this.onComplete = onComplete;
+        }
+
+        @Override
+        protected ProtocolVersion[] getSupportedVersions() {
+            return ProtocolVersion.TLSv13.only();
+        }
+
+        @Override
+        protected int[] getSupportedCipherSuites() {
+            return new int[] {cipherSuite(psk.hash())};
+        }
+
+        @Override
+        public Vector getExternalPSKs() {
+            Vector<TlsPSKExternal> v = new Vector<>(1);
+            v.add(external(psk));
+            return v;
+        }
+
+        @Override
+        public TlsAuthentication getAuthentication() throws IOException {
+            // Only reached if the controller answers with a certificate instead of accepting the PSK.
+            throw new TlsFatalAlert(AlertDescription.handshake_failure, "the controller did not accept the PSK");
+        }
+
+        @Override
+        public void notifyHandshakeComplete() {
+            onComplete.run();
+        }
+    }
+
+    /** The controller's side: picks the PSK by the identity the host offers, through the listener's resolver. */
+    static final class Server extends AbstractTlsServer {
+        private final TlsPskResolver resolver;
+        private final Runnable onComplete;
+        /** The identities the client offered, for the log line when none is known; null until the ClientHello. */
+        String offered;
+        /** The identity chosen, for the log. */
+        String chosen;
+        /** The cipher suite negotiated, for the log. */
+        String suite;
+
+        Server(TlsPskResolver resolver, Runnable onComplete) {
+            super(CRYPTO);
+            this.resolver = resolver;
+            this.onComplete = onComplete;
+        }
+
+        @Override
+        protected ProtocolVersion[] getSupportedVersions() {
+            return ProtocolVersion.TLSv13.only();
+        }
+
+        @Override
+        protected int[] getSupportedCipherSuites() {
+            return BOTH_SUITES.clone();
+        }
+
+        @Override
+        public TlsPSKExternal getExternalPSK(Vector identities) {
+            StringBuilder names = new StringBuilder();
+            for (Object o : identities) {
+                String id = new String(((PskIdentity) o).getIdentity(), StandardCharsets.UTF_8);
+                names.append(names.length() == 0 ? "" : ", ")
+                        .append('\'')
+                        .append(id)
+                        .append('\'');
+                TlsPsk psk = resolver.resolve(id);
+                if (psk != null) {
+                    chosen = id;
+                    return external(psk);
+                }
+            }
+            offered = names.toString();
+            return null;
+        }
+
+        @Override
+        public TlsCredentials getCredentials() throws IOException {
+            // Reached only when no offered identity has a PSK here: there are no certificates to fall back to.
+            throw new TlsFatalAlert(AlertDescription.handshake_failure, "no PSK for the identity offered");
+        }
+
+        @Override
+        public void notifyHandshakeComplete() {
+            suite = cipherSuiteName(context.getSecurityParametersConnection().getCipherSuite());
+            onComplete.run();
+        }
+    }
+}
