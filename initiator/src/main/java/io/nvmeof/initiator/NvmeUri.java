@@ -31,6 +31,14 @@ import java.util.Objects;
  *       {@code nio} (TCP)</td><td>auto</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
+ *   <tr><td>tls</td><td>{@code 1}: TLS 1.3 with a PSK on every queue (NVMe/TCP); needs {@code psk} or
+ *       {@code psk_file}</td><td>0</td></tr>
+ *   <tr><td>psk</td><td>the configured PSK, {@code NVMeTLSkey-1:01:...:} (implies tls=1; never printed)</td><td></td></tr>
+ *   <tr><td>psk_file</td><td>a file holding that key (implies tls=1)</td><td></td></tr>
+ *   <tr><td>psk_identity</td><td>PSK identity version: 0 ({@code NVMe0R01 host subsys}) or 1 (with the digest)</td>
+ *       <td>0</td></tr>
+ *   <tr><td>psk_derivation</td><td>{@code rfc8446} or {@code compat} (keys of nvme-cli before 2.16,
+ *       see {@link io.nvmeof.core.tls.PskDerivation})</td><td>rfc8446</td></tr>
  * </table>
  *
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
@@ -64,6 +72,7 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    private final TlsUriOptions tls;
 
     /** The values {@code engine=} accepts. */
     public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
@@ -82,7 +91,8 @@ public final class NvmeUri {
             int katoMillis,
             Duration timeout,
             String engine,
-            boolean hipri) {
+            boolean hipri,
+            TlsUriOptions tls) {
         this.transport = transport;
         this.host = host;
         this.port = port;
@@ -97,6 +107,7 @@ public final class NvmeUri {
         this.timeout = timeout;
         this.engine = engine;
         this.hipri = hipri;
+        this.tls = tls;
     }
 
     /**
@@ -105,6 +116,15 @@ public final class NvmeUri {
      * @throws IllegalArgumentException naming the part that is wrong
      */
     public static NvmeUri parse(String uri) {
+        try {
+            return parseUnchecked(uri);
+        } catch (IllegalArgumentException e) {
+            // no message may carry a PSK given in the URI
+            throw new IllegalArgumentException(redact(e.getMessage()));
+        }
+    }
+
+    private static NvmeUri parseUnchecked(String uri) {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException(
                     "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
@@ -194,6 +214,11 @@ public final class NvmeUri {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        Boolean tlsFlag = null;
+        io.nvmeof.core.tls.ConfiguredPsk psk = null;
+        String pskFile = null;
+        int pskIdentity = 0;
+        io.nvmeof.core.tls.PskDerivation pskDerivation = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -276,9 +301,31 @@ public final class NvmeUri {
                                         "hipri must be 1 or 0, not '" + value + "' in '" + uri + "'");
                         }
                         break;
+                    case "tls":
+                        if (!value.equals("1") && !value.equals("0")) {
+                            throw new IllegalArgumentException("tls must be 1 or 0, not '" + value + "'");
+                        }
+                        tlsFlag = value.equals("1");
+                        break;
+                    case "psk":
+                        // the message of a bad key names what is wrong, never the key, and the URI is not quoted
+                        psk = io.nvmeof.core.tls.ConfiguredPsk.parse(value);
+                        break;
+                    case "psk_file":
+                        pskFile = value;
+                        psk = TlsUriOptions.readKeyFile(value);
+                        break;
+                    case "psk_identity":
+                        pskIdentity = (int) parseInt(name, value, 0, 1, uri);
+                        break;
+                    case "psk_derivation":
+                        pskDerivation = io.nvmeof.core.tls.PskDerivation.ofConfigName(value);
+                        break;
                     default:
-                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri)");
+                        throw new IllegalArgumentException("unknown option '" + name + "' in '"
+                                + redact(uri)
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri, tls, "
+                                + "psk, psk_file, psk_identity, psk_derivation)");
                 }
             }
         }
@@ -288,8 +335,48 @@ public final class NvmeUri {
                     ? 0
                     : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
+        boolean tlsOn = tlsFlag != null ? tlsFlag : psk != null;
+        if (tlsOn && !"tcp".equals(transport)) {
+            throw new IllegalArgumentException("tls is for nvme+tcp only");
+        }
+        TlsUriOptions tls = tlsOn || pskIdentity != 0 || pskDerivation != null
+                ? new TlsUriOptions(tlsOn, psk, pskFile, pskIdentity, pskDerivation)
+                : TlsUriOptions.NONE;
         return new NvmeUri(
-                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri);
+                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri,
+                tls);
+    }
+
+    /** {@code uri} with the value of a psk= option hidden, for error messages. */
+    private static String redact(String text) {
+        return text == null
+                ? null
+                : text.replaceAll("(?i)(psk=)[^&' ]*", "$1(hidden)").replaceAll("NVMeTLSkey-[^&' ]*", "(hidden)");
+    }
+
+    /** This URI with other TLS options (the programmatic way to give a key). */
+    public NvmeUri withTls(TlsUriOptions options) {
+        return new NvmeUri(
+                transport,
+                host,
+                port,
+                subsystemNqn,
+                nsid,
+                queues,
+                depth,
+                headerDigest,
+                dataDigest,
+                hostNqn,
+                katoMillis,
+                timeout,
+                engine,
+                hipri,
+                options == null ? TlsUriOptions.NONE : options);
+    }
+
+    /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
+    public TlsUriOptions tls() {
+        return tls;
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -315,7 +402,8 @@ public final class NvmeUri {
                 katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
                 timeout,
                 engine,
-                hipri);
+                hipri,
+                tls);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
@@ -336,7 +424,8 @@ public final class NvmeUri {
                 kato,
                 timeout,
                 engine,
-                hipri);
+                hipri,
+                tls);
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
@@ -494,7 +583,10 @@ public final class NvmeUri {
         }
     }
 
-    /** The canonical text form; parses back to an equal URI. */
+    /**
+     * The canonical text form; parses back to an equal URI, except that an inline PSK is shown as {@code psk=(set)}
+     * (a key is never printed).
+     */
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("nvme+").append(transport).append("://");
@@ -524,12 +616,13 @@ public final class NvmeUri {
         if (hipri) {
             qs.append("&hipri=1");
         }
+        qs.append(tls.query());
         return b.append('?').append(qs.substring(1)).toString();
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof NvmeUri u && u.toString().equals(toString());
+        return o instanceof NvmeUri u && u.toString().equals(toString()) && Objects.equals(u.tls.psk(), tls.psk());
     }
 
     @Override
