@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.core.tls.ConfiguredPsk;
 import io.nvmeof.core.tls.PskDerivation;
 import io.nvmeof.core.tls.PskHash;
@@ -16,6 +17,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.config.TlsKeyConfig;
+import io.nvmeof.target.rpc.Management;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -157,6 +159,45 @@ class TlsTest {
             verifyIo(tls);
             verifyIo(plain);
         }
+    }
+
+    @Test
+    void tlsOverTheManagementRpcAsSpdkDoesIt(@TempDir Path dir) throws Exception {
+        ConfiguredPsk key = ConfiguredPsk.generate(PskHash.SHA384, RANDOM);
+        Path file = dir.resolve("key0");
+        Files.writeString(file, key.interchange());
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        target = NvmeTarget.start(new TargetConfig(
+                List.of(),
+                List.of(new SubsystemConfig(
+                        NQN, false, List.of(), List.of(NamespaceConfig.of(1, 16L << 20)), null, null)),
+                64L << 20,
+                0));
+        Management m = new Management(target);
+        ObjectMapper json = new ObjectMapper();
+        m.call("keyring_file_add_key", json.readTree("{\"name\":\"key0\",\"path\":\"" + file + "\"}"));
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        m.call(
+                "nvmf_subsystem_add_listener",
+                json.readTree("{\"nqn\":\"" + NQN + "\",\"secure_channel\":true,\"listen_address\":{\"trtype\":\"tcp\","
+                        + "\"adrfam\":\"ipv4\",\"traddr\":\"127.0.0.1\",\"trsvcid\":\"" + port + "\"}}"));
+        m.call(
+                "nvmf_subsystem_add_host",
+                json.readTree("{\"nqn\":\"" + NQN + "\",\"host\":\"" + HOST + "\",\"psk\":\"key0\"}"));
+        assertFalse(m.call("keyring_get_keys", null).toString().contains(key.interchange()));
+        try (Controller ctrl = Nvme.connect(uri(port, "psk=" + key.interchange()))) {
+            verifyIo(ctrl);
+        }
+        assertThrows(
+                NvmeException.class,
+                () -> Nvme.connect(uri(port, "digest=none")).close());
+        m.call("nvmf_subsystem_remove_host", json.readTree("{\"nqn\":\"" + NQN + "\",\"host\":\"" + HOST + "\"}"));
+        assertThrows(
+                NvmeException.class,
+                () -> Nvme.connect(uri(port, "psk=" + key.interchange())).close());
     }
 
     @Test

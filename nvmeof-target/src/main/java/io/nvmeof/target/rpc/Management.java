@@ -37,6 +37,8 @@ public final class Management {
     final Map<String, Bdev> bdevs = new LinkedHashMap<>();
     /** Transports created with nvmf_create_transport: upper-case trtype to its options. */
     final Map<String, TransportOptions> transports = new TreeMap<>();
+    /** keyring_file_add_key: key name to the file holding the key (read when a host is given the key). */
+    final Map<String, java.nio.file.Path> keyring = new LinkedHashMap<>();
 
     private int syntheticBdevs;
 
@@ -49,6 +51,7 @@ public final class Management {
         new NvmfMethods(this).register(methods);
         new NvmfQueries(this).register(methods);
         new ConfigMethods(this).register(methods);
+        new KeyringMethods(this).register(methods);
     }
 
     NvmeTarget target() {

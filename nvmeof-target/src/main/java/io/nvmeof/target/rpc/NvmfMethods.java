@@ -5,11 +5,13 @@ import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.spi.TargetListener;
+import io.nvmeof.core.tls.SecureChannel;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TlsKeyConfig;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -179,8 +181,15 @@ final class NvmfMethods {
                 Params.of(method, params, Set.of("nqn", "host", "tgt_name", "psk", "dhchap_key", "dhchap_ctrlr_key"));
         Subsystem s = m.requireSubsystem(method, p.requireString("nqn"));
         String host = p.requireString("host");
-        if (p.has("psk") || p.has("dhchap_key") || p.has("dhchap_ctrlr_key")) {
-            throw RpcException.invalidParams(method + ": TLS PSKs and DH-HMAC-CHAP keys are not supported");
+        if (p.has("dhchap_key") || p.has("dhchap_ctrlr_key")) {
+            throw RpcException.invalidParams(method + ": DH-HMAC-CHAP keys are not supported");
+        }
+        TlsKeyConfig tlsKey = null;
+        if (p.has("psk")) {
+            if (!allow) {
+                throw RpcException.invalidParams(method + ": psk belongs to nvmf_subsystem_add_host");
+            }
+            tlsKey = tlsKey(method, s.nqn(), host, p.requireString("psk"));
         }
         if (host.isEmpty() || host.length() > 223) {
             throw RpcException.invalidParams(method + ": host must be an NQN of 1..223 bytes");
@@ -190,7 +199,28 @@ final class NvmfMethods {
                     method + ": host " + host + (allow ? " is already allowed in " : " is not allowed in ") + s.nqn());
         }
         m.target().setHostAllowed(s.nqn(), host, allow);
+        if (tlsKey != null) {
+            m.target().tlsKeys().put(tlsKey);
+        } else if (!allow) {
+            m.target().tlsKeys().remove(host, s.nqn());
+        }
         return BooleanNode.TRUE;
+    }
+
+    /** The host's TLS PSK from a keyring key name (keyring_file_add_key), or from a file path as older SPDK took. */
+    private TlsKeyConfig tlsKey(String method, String nqn, String host, String psk) throws RpcException {
+        java.nio.file.Path file = m.keyring.get(psk);
+        if (file == null && psk.startsWith("/")) {
+            file = java.nio.file.Path.of(psk);
+        }
+        if (file == null) {
+            throw RpcException.invalidParams(method + ": no key " + psk + " (add it with keyring_file_add_key)");
+        }
+        try {
+            return new TlsKeyConfig(host, nqn, TlsKeyConfig.readKeyFile(file), null);
+        } catch (IllegalArgumentException e) {
+            throw RpcException.invalidParams(method + ": " + e.getMessage());
+        }
     }
 
     private JsonNode allowAnyHost(JsonNode params) throws RpcException {
@@ -210,10 +240,16 @@ final class NvmfMethods {
         Params p = Params.of("nvmf_subsystem_add_listener", params, LISTENER_PARAMS);
         m.requireSubsystem(p.method(), p.requireString("nqn"));
         ListenAddress a = ListenAddress.parse(p);
-        if (p.bool("secure_channel", false)) {
-            throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is not supported");
+        boolean secure = p.bool("secure_channel", false);
+        if (secure && !"TCP".equals(a.trtype())) {
+            throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is for TCP only");
         }
-        if (find(a) != null) {
+        TargetListener existing = find(a);
+        if (existing != null) {
+            if (secure && (existing.portInfo().treq() & 0x3) != SecureChannel.REQUIRED.treqBits()) {
+                throw RpcException.invalidParams(
+                        p.method() + ": a listener without TLS is open at that address already");
+            }
             return BooleanNode.TRUE; // the target's listeners serve every subsystem
         }
         TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
@@ -223,6 +259,9 @@ final class NvmfMethods {
                 a.port(),
                 t.maxQueueDepth(),
                 t.inCapsuleDataSize());
+        if (secure) {
+            lc = lc.withSecureChannel(SecureChannel.REQUIRED);
+        }
         try {
             m.target().addListener(lc);
         } catch (IOException e) {
