@@ -98,6 +98,13 @@ public final class TargetDaemon implements Callable<Integer> {
     List<String> allowHosts = new ArrayList<>();
 
     @Option(
+            names = "--tls",
+            paramLabel = "MODE",
+            description = "TLS 1.3 with PSKs on every --listen that does not say ?tls=: required, allowed or none "
+                    + "(default none). Hosts need --tls-key.")
+    String tls;
+
+    @Option(
             names = "--tls-key",
             paramLabel = "SPEC",
             description = "A host's TLS PSK, repeatable (for listeners with ?tls=required|allowed): "
@@ -252,6 +259,7 @@ public final class TargetDaemon implements Callable<Integer> {
                 || !allowHosts.isEmpty()
                 || !anaStates.isEmpty()
                 || !listen.isEmpty()
+                || tls != null
                 || inCapsuleDataSize != null
                 || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
         long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
@@ -260,8 +268,9 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         if (config != null) {
             if (flags) {
-                throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
-                        + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size: put those in the file");
+                throw new IllegalArgumentException(
+                        "--config cannot be combined with --listen/--nqn/--namespace/"
+                                + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size/--tls: put those in the file");
             }
             spdkConfig = io.nvmeof.target.rpc.SpdkConfigFile.readIfSpdkShape(config);
             TargetConfig fromFile =
@@ -295,7 +304,12 @@ public final class TargetDaemon implements Callable<Integer> {
                 : (int) Sizes.parse(inCapsuleDataSize);
         List<ListenerConfig> listeners = new ArrayList<>();
         for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
-            listeners.add(ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode));
+            ListenerConfig lc =
+                    ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode);
+            if (tls != null && !uri.contains("?tls=")) {
+                lc = lc.withSecureChannel(io.nvmeof.core.tls.SecureChannel.ofConfigName(tls));
+            }
+            listeners.add(lc);
         }
         List<NamespaceConfig> ns = new ArrayList<>();
         for (int i = 0; i < namespaces.size(); i++) {
