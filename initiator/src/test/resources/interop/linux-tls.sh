@@ -4,7 +4,7 @@
 #    for HOST_A/SUB_A (configured PSK SECRET_A, SHA-256, identity v0) into the keyring; nvme connect --tls; fio verify;
 #    then the same identity with the key WRONG_A must be refused. Prints "CHECK OK|FAIL name: ...".
 # B) the kernel's nvmet-tcp with a TLS 1.3 port (addr_tsas tls1.3, addr_treq required) on 4420 for our initiator
-#    (through run.sh --fwd), subsystem SUB_B, the TLS PSKs of HOST_B (SECRET_B, SHA-384) under identities v0 and v1.
+#    (through run.sh --fwd), subsystem SUB_B, the TLS PSKs of HOST_B (SECRET_B, SHA-256) under identities v0 and v1.
 #    Prints "PEERVM READY", then waits for the stop file (or MAX_SEC), then tlshd's log and the kernel log.
 set -u
 PORT_A=$1; SECRET_A=$2; WRONG_A=$3; HOST_A=$4; SUB_A=$5; SECRET_B=$6; HOST_B=$7; SUB_B=$8; MAX=${9:-900}
@@ -68,8 +68,8 @@ echo tcp > "$P/addr_trtype"; echo ipv4 > "$P/addr_adrfam"; echo 0.0.0.0 > "$P/ad
 echo tls1.3 > "$P/addr_tsas"; echo required > "$P/addr_treq"
 ln -s "$C/subsystems/$SUB_B" "$P/subsystems/$SUB_B"
 echo "INFO port addr_tsas=$(cat $P/addr_tsas) addr_treq=$(cat $P/addr_treq)"
-check b-gen-tls-key-v0 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=2 --identity=0 --insert
-check b-gen-tls-key-v1 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=2 --identity=1 --insert
+check b-gen-tls-key-v0 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=1 --identity=0 --insert
+check b-gen-tls-key-v1 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=1 --identity=1 --insert
 grep psk /proc/keys | grep "$SUB_B" | sed 's/^/INFO key /'
 dmesg -c > /dev/null
 echo "PEERVM READY (nvmet-tcp tls1.3 on 4420) at uptime $(cut -d' ' -f1 /proc/uptime)s"

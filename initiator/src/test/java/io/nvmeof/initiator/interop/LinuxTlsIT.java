@@ -43,7 +43,7 @@ import org.junit.jupiter.api.Timeout;
  *       derivation), {@code nvme connect --tls}, fio verify and a dd round trip; the same identity with another key is
  *       refused;
  *   <li>our initiator against the kernel's nvmet-tcp with a TLS 1.3 port (addr_tsas tls1.3, addr_treq required),
- *       SHA-384 PSKs under identities v0 and v1: verified I/O over each, with digests on one; a wrong key refused.
+ *       SHA-256 PSKs under identities v0 and v1: verified I/O over each, with digests on one; a wrong key refused.
  * </ol>
  *
  * Run with {@code mvn -B -pl initiator verify -Dit.test=LinuxTlsIT -Dtest=none -Dsurefire.failIfNoSpecifiedTests=false
@@ -75,7 +75,7 @@ class LinuxTlsIT {
         SecureRandom random = new SecureRandom();
         byte[] secretA = new byte[32];
         byte[] wrongA = new byte[32];
-        byte[] secretB = new byte[48];
+        byte[] secretB = new byte[32];
         random.nextBytes(secretA);
         random.nextBytes(wrongA);
         random.nextBytes(secretB);
@@ -129,7 +129,7 @@ class LinuxTlsIT {
                 // B: our initiator against nvmet-tcp's TLS port, the keys nvme-cli 2.13 derived (compat)
                 String base = "nvme+tcp://127.0.0.1:" + fwd + "/" + SUB_B + "?hostnqn=" + HOST_B
                         + "&timeout=60s&queues=2&psk_derivation=compat&psk="
-                        + ConfiguredPsk.of(2, secretB).interchange();
+                        + ConfiguredPsk.of(1, secretB).interchange();
                 long t0 = System.nanoTime();
                 try (Controller c = Nvme.connect(base + "&psk_identity=0")) {
                     verifyIo(c.namespace(), 1);
@@ -138,11 +138,11 @@ class LinuxTlsIT {
                     verifyIo(c.namespace(), 2);
                 }
                 System.out.printf("our initiator over TLS against nvmet-tcp: %.1f s%n", (System.nanoTime() - t0) / 1e9);
-                byte[] wrong = new byte[48];
+                byte[] wrong = new byte[32];
                 random.nextBytes(wrong);
                 String wrongUri = "nvme+tcp://127.0.0.1:" + fwd + "/" + SUB_B + "?hostnqn=" + HOST_B
                         + "&timeout=60s&queues=1&psk_derivation=compat&psk="
-                        + ConfiguredPsk.of(2, wrong).interchange();
+                        + ConfiguredPsk.of(1, wrong).interchange();
                 NvmeException e = assertThrows(
                         NvmeException.class, () -> Nvme.connect(wrongUri).close());
                 System.out.println("wrong key refused by nvmet-tcp: " + e.getMessage());
