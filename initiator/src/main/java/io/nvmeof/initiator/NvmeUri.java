@@ -37,6 +37,8 @@ import java.util.Objects;
  *   <tr><td>psk_file</td><td>a file holding that key (implies tls=1)</td><td></td></tr>
  *   <tr><td>psk_identity</td><td>PSK identity version: 0 ({@code NVMe0R01 host subsys}) or 1 (with the digest)</td>
  *       <td>0</td></tr>
+ *   <tr><td>tls_hash</td><td>{@code sha256} or {@code sha384}: the hash TLS binds the PSK to; {@code sha256} for
+ *       a SHA-384 key against a Linux target (tlshd binds every PSK to SHA-256)</td><td>the key's</td></tr>
  *   <tr><td>psk_derivation</td><td>{@code rfc8446} or {@code compat} (keys of nvme-cli before 2.16,
  *       see {@link io.nvmeof.core.tls.PskDerivation})</td><td>rfc8446</td></tr>
  * </table>
@@ -219,6 +221,7 @@ public final class NvmeUri {
         String pskFile = null;
         int pskIdentity = 0;
         io.nvmeof.core.tls.PskDerivation pskDerivation = null;
+        io.nvmeof.core.tls.PskHash tlsHash = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -318,6 +321,15 @@ public final class NvmeUri {
                     case "psk_identity":
                         pskIdentity = (int) parseInt(name, value, 0, 1, uri);
                         break;
+                    case "tls_hash":
+                        switch (value) {
+                            case "sha256" -> tlsHash = io.nvmeof.core.tls.PskHash.SHA256;
+                            case "sha384" -> tlsHash = io.nvmeof.core.tls.PskHash.SHA384;
+                            default ->
+                                throw new IllegalArgumentException(
+                                        "tls_hash must be sha256 or sha384, not '" + value + "'");
+                        }
+                        break;
                     case "psk_derivation":
                         pskDerivation = io.nvmeof.core.tls.PskDerivation.ofConfigName(value);
                         break;
@@ -325,7 +337,7 @@ public final class NvmeUri {
                         throw new IllegalArgumentException("unknown option '" + name + "' in '"
                                 + redact(uri)
                                 + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri, tls, "
-                                + "psk, psk_file, psk_identity, psk_derivation)");
+                                + "psk, psk_file, psk_identity, psk_derivation, tls_hash)");
                 }
             }
         }
@@ -339,8 +351,8 @@ public final class NvmeUri {
         if (tlsOn && !"tcp".equals(transport)) {
             throw new IllegalArgumentException("tls is for nvme+tcp only");
         }
-        TlsUriOptions tls = tlsOn || pskIdentity != 0 || pskDerivation != null
-                ? new TlsUriOptions(tlsOn, psk, pskFile, pskIdentity, pskDerivation)
+        TlsUriOptions tls = tlsOn || pskIdentity != 0 || pskDerivation != null || tlsHash != null
+                ? new TlsUriOptions(tlsOn, psk, pskFile, pskIdentity, pskDerivation, tlsHash)
                 : TlsUriOptions.NONE;
         return new NvmeUri(
                 transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri,

@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.core.tls.ConfiguredPsk;
 import io.nvmeof.core.tls.PskDerivation;
+import io.nvmeof.core.tls.PskHash;
 import io.nvmeof.core.tls.TlsPsk;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,11 +20,18 @@ import java.nio.file.Path;
  * @param pskFile         the file it was read from, or null when given inline
  * @param identityVersion 0 or 1
  * @param derivation      RFC 8446 (default) or libnvme's compat encoding
+ * @param tlsHash         the hash TLS binds the PSK to ({@code tls_hash=sha256|sha384}), null for the key's own; a
+ *                        Linux target (tlshd, GnuTLS) takes a SHA-384 ("R02") key only bound to SHA-256
  */
 public record TlsUriOptions(
-        boolean enabled, ConfiguredPsk psk, String pskFile, int identityVersion, PskDerivation derivation) {
+        boolean enabled,
+        ConfiguredPsk psk,
+        String pskFile,
+        int identityVersion,
+        PskDerivation derivation,
+        PskHash tlsHash) {
     /** No TLS. */
-    public static final TlsUriOptions NONE = new TlsUriOptions(false, null, null, 0, PskDerivation.RFC8446);
+    public static final TlsUriOptions NONE = new TlsUriOptions(false, null, null, 0, PskDerivation.RFC8446, null);
 
     public TlsUriOptions {
         derivation = derivation == null ? PskDerivation.RFC8446 : derivation;
@@ -37,7 +45,7 @@ public record TlsUriOptions(
 
     /** TLS with this key, identity version 0, RFC 8446 derivation. */
     public static TlsUriOptions of(ConfiguredPsk psk) {
-        return new TlsUriOptions(true, psk, null, 0, PskDerivation.RFC8446);
+        return new TlsUriOptions(true, psk, null, 0, PskDerivation.RFC8446, null);
     }
 
     /** Reads a key file holding one key in the interchange format. */
@@ -53,7 +61,11 @@ public record TlsUriOptions(
 
     /** The identity and TLS PSK this host offers to {@code subsysNqn}, or null without TLS. */
     public TlsPsk tlsPsk(String hostNqn, String subsysNqn) {
-        return enabled ? psk.derive(hostNqn, subsysNqn, identityVersion, derivation) : null;
+        if (!enabled) {
+            return null;
+        }
+        TlsPsk p = psk.derive(hostNqn, subsysNqn, identityVersion, derivation);
+        return tlsHash == null ? p : p.withTlsHash(tlsHash);
     }
 
     /** The query options, without the key (psk=... is shown as psk=(set)). */
@@ -68,6 +80,9 @@ public record TlsUriOptions(
         }
         if (derivation != PskDerivation.RFC8446) {
             b.append("&psk_derivation=").append(derivation.configName());
+        }
+        if (tlsHash != null) {
+            b.append("&tls_hash=").append(tlsHash == PskHash.SHA256 ? "sha256" : "sha384");
         }
         return b.toString();
     }

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.nvmeof.core.tls.PskHash;
 import io.nvmeof.core.tls.TlsPsk;
 import io.nvmeof.core.tls.TlsPskResolver;
 import java.io.IOException;
@@ -59,16 +60,20 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
     private boolean failed;
     private boolean activeSeen;
     private boolean anyInput;
+    /** Bytes of the first record held in {@code input} (controller), -1 once it went to the engine. */
+    private int helloLength;
+
     private ScheduledFuture<?> handshakeTimer;
     private ChannelHandlerContext ctx;
 
-    private BcTlsPskHandler(TlsPsk psk, TlsPskResolver resolver, Consumer<ChannelHandlerContext> established) {
+    private BcTlsPskHandler(
+            TlsPsk psk, PskHash binderHash, TlsPskResolver resolver, Consumer<ChannelHandlerContext> established) {
         this.client = psk != null;
         this.established = established;
         if (client) {
             this.protocol = new TlsClientProtocol();
             this.server = null;
-            this.clientPeer = new NvmeTlsPeers.Client(psk, () -> handshakeDone = true);
+            this.clientPeer = new NvmeTlsPeers.Client(psk, binderHash, () -> handshakeDone = true);
         } else {
             this.protocol = new TlsServerProtocol();
             this.server = new NvmeTlsPeers.Server(resolver, () -> handshakeDone = true);
@@ -77,8 +82,8 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
     }
 
     /** The host's handler: offers {@code psk}; the handlers behind it see {@code channelActive} once TLS is up. */
-    static BcTlsPskHandler client(TlsPsk psk) {
-        return new BcTlsPskHandler(psk, null, ctx -> ctx.fireChannelActive());
+    static BcTlsPskHandler client(TlsPsk psk, PskHash binderHash) {
+        return new BcTlsPskHandler(psk, binderHash, null, ctx -> ctx.fireChannelActive());
     }
 
     /**
@@ -86,7 +91,7 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
      * handlers once TLS is up.
      */
     static BcTlsPskHandler server(TlsPskResolver resolver, Consumer<ChannelHandlerContext> established) {
-        return new BcTlsPskHandler(null, resolver, established);
+        return new BcTlsPskHandler(null, null, resolver, established);
     }
 
     @Override
@@ -147,6 +152,20 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
                                     + ") and this listener requires TLS"));
                     return;
                 }
+            }
+            if (!client && helloLength >= 0) {
+                // The first record (the ClientHello) is read whole before the engine sees it, for its PSK binder.
+                int n = Math.min(buf.readableBytes(), input.length - helloLength);
+                buf.readBytes(input, helloLength, n);
+                helloLength += n;
+                int binder = ClientHelloBinders.firstBinderLength(input, helloLength);
+                if (binder < 0 && helloLength < input.length) {
+                    return;
+                }
+                server.binderLength = Math.max(binder, 0);
+                int held = helloLength;
+                helloLength = -1;
+                protocol.offerInput(input, 0, held);
             }
             while (buf.isReadable()) {
                 int n = Math.min(buf.readableBytes(), input.length);

@@ -32,7 +32,13 @@ final class NvmeTlsPeers {
     /** The JCA crypto (AES-GCM and HMAC from the JDK, with its intrinsics); thread-safe, shared. */
     static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
 
-    private static final int[] BOTH_SUITES = {CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_AES_128_GCM_SHA256};
+    /**
+     * The controller's suites: the two of NVMe/TCP, and TLS_CHACHA20_POLY1305_SHA256, which the Linux host's tlshd
+     * negotiates for an "R02" PSK it bound to SHA-256 while offering only SHA-384 AES suites besides.
+     */
+    private static final int[] SERVER_SUITES = {
+        CipherSuite.TLS_AES_256_GCM_SHA384, CipherSuite.TLS_AES_128_GCM_SHA256, CipherSuite.TLS_CHACHA20_POLY1305_SHA256
+    };
 
     private NvmeTlsPeers() {}
 
@@ -48,24 +54,30 @@ final class NvmeTlsPeers {
                         : "0x" + Integer.toHexString(suite);
     }
 
-    private static BasicTlsPSKExternal external(TlsPsk psk) {
+    /** The PSK for BouncyCastle, bound to {@code binderHash} (the PSK's own hash unless a peer binds otherwise). */
+    private static BasicTlsPSKExternal external(TlsPsk psk, PskHash binderHash) {
         byte[] key = psk.key();
         try {
-            int prf = psk.hash() == PskHash.SHA384 ? PRFAlgorithm.tls13_hkdf_sha384 : PRFAlgorithm.tls13_hkdf_sha256;
+            int prf = binderHash == PskHash.SHA384 ? PRFAlgorithm.tls13_hkdf_sha384 : PRFAlgorithm.tls13_hkdf_sha256;
             return new BasicTlsPSKExternal(psk.identityBytes(), CRYPTO.createSecret(key), prf);
         } finally {
             Arrays.fill(key, (byte) 0);
         }
     }
 
-    /** The host's side: offers one PSK identity and the cipher suite of its hash. */
+    /**
+     * The host's side: offers one PSK identity, bound to its hash (or to {@code binderHash} when given: SHA-256 for an
+     * R02 key makes the Linux target's tlshd accept it), and the cipher suite of that hash.
+     */
     static final class Client extends AbstractTlsClient {
         private final TlsPsk psk;
+        private final PskHash binderHash;
         private final Runnable onComplete;
 
-        Client(TlsPsk psk, Runnable onComplete) {
+        Client(TlsPsk psk, PskHash binderHash, Runnable onComplete) {
             super(CRYPTO);
             this.psk = psk;
+            this.binderHash = binderHash != null ? binderHash : psk.hash();
             this.onComplete = onComplete;
         }
 
@@ -76,13 +88,13 @@ final class NvmeTlsPeers {
 
         @Override
         protected int[] getSupportedCipherSuites() {
-            return new int[] {cipherSuite(psk.hash())};
+            return new int[] {cipherSuite(binderHash)};
         }
 
         @Override
         public Vector getExternalPSKs() {
             Vector<TlsPSKExternal> v = new Vector<>(1);
-            v.add(external(psk));
+            v.add(external(psk, binderHash));
             return v;
         }
 
@@ -108,6 +120,8 @@ final class NvmeTlsPeers {
         String chosen;
         /** The cipher suite negotiated, for the log. */
         String suite;
+        /** The length of the client's first PSK binder (32 or 48), 0 if not known: the hash it bound the PSK to. */
+        int binderLength;
 
         Server(TlsPskResolver resolver, Runnable onComplete) {
             super(CRYPTO);
@@ -122,7 +136,7 @@ final class NvmeTlsPeers {
 
         @Override
         protected int[] getSupportedCipherSuites() {
-            return BOTH_SUITES.clone();
+            return SERVER_SUITES.clone();
         }
 
         @Override
@@ -137,7 +151,9 @@ final class NvmeTlsPeers {
                 TlsPsk psk = resolver.resolve(id);
                 if (psk != null) {
                     chosen = id;
-                    return external(psk);
+                    PskHash bound =
+                            binderLength == 32 ? PskHash.SHA256 : binderLength == 48 ? PskHash.SHA384 : psk.hash();
+                    return external(psk, bound);
                 }
             }
             offered = names.toString();

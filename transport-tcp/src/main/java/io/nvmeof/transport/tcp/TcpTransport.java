@@ -184,7 +184,12 @@ public final class TcpTransport implements Transport {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (options.tlsPsk() != null) {
-                            ch.pipeline().addLast("nvme-tls", BcTlsPskHandler.client(options.tlsPsk()));
+                            ch.pipeline()
+                                    .addLast(
+                                            "nvme-tls",
+                                            BcTlsPskHandler.client(
+                                                    options.tlsPsk(),
+                                                    options.tlsPsk().tlsHash()));
                         }
                         handler[0] = TcpHostQueue.install(ch.pipeline(), options);
                     }

@@ -145,6 +145,18 @@ class TlsLoopbackTest {
     }
 
     @Test
+    void aSha384KeyBoundToSha256AsTlshdBindsIt() throws Exception {
+        // tlshd (the Linux host's handshakes) binds every external PSK to SHA-256; the controller sees the 32-byte
+        // binder and binds the R02 key the same way
+        ConfiguredPsk key = ConfiguredPsk.generate(PskHash.SHA384, RANDOM);
+        TargetListener l = listen(SecureChannel.REQUIRED, key);
+        TlsPsk psk = key.derive(HOST, SUBSYS, 0, PskDerivation.RFC8446).withTlsHash(PskHash.SHA256);
+        writeAndReadBack(open(l, psk, true));
+        assertEquals(0, ClientHelloBinders.firstBinderLength(new byte[] {0x16, 3, 1, 0, 4, 2, 0, 0, 0}, 9));
+        assertEquals(-1, ClientHelloBinders.firstBinderLength(new byte[] {0x16, 3, 1, 1, 0, 1}, 6));
+    }
+
+    @Test
     void aWrongKeyIsRefused() throws Exception {
         ConfiguredPsk key = ConfiguredPsk.generate(PskHash.SHA256, RANDOM);
         ConfiguredPsk wrong = ConfiguredPsk.generate(PskHash.SHA256, RANDOM);
