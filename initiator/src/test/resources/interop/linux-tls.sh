@@ -1,4 +1,4 @@
-# linux-tls.sh PORT_A SECRET_A WRONG_A HOST_A SUB_A SECRET_B HOST_B SUB_B MAX_SEC - NVMe/TCP TLS 1.3 between the
+# linux-tls.sh PORT_A SECRET_A WRONG_A HOST_A SUB_A SECRET_B HOST_B SUB_B MAX_SEC SECRET_384 HOST_A384 HOST_B384 - NVMe/TCP TLS 1.3 between the
 # Linux 6.12 guest and our code, for LinuxTlsIT. tlshd does the kernel's handshakes, with the .nvme keyring linked.
 # A) the kernel host against our target on the host (10.0.2.2:PORT_A, TLS required): nvme-cli 2.13 puts the TLS PSK
 #    for HOST_A/SUB_A (configured PSK SECRET_A, SHA-256, identity v0) into the keyring; nvme connect --tls; fio verify;
@@ -8,6 +8,7 @@
 #    Prints "PEERVM READY", then waits for the stop file (or MAX_SEC), then tlshd's log and the kernel log.
 set -u
 PORT_A=$1; SECRET_A=$2; WRONG_A=$3; HOST_A=$4; SUB_A=$5; SECRET_B=$6; HOST_B=$7; SUB_B=$8; MAX=${9:-900}
+S384=${10}; HOST_A384=${11}; HOST_B384=${12}
 C=/sys/kernel/config/nvmet
 ok() { echo "CHECK OK $*"; }
 bad() { echo "CHECK FAIL $*"; }
@@ -58,6 +59,14 @@ check a-disconnect sh -c "nvme disconnect -n $SUB_A && for i in \$(seq 50); do [
 check a-gen-wrong-key nvme gen-tls-key --hostnqn="$HOST_A" --subsysnqn="$SUB_A" --secret="$WRONG_A" --hmac=1 --identity=0 --insert
 refused a-wrong-key-refused timeout 120 nvme connect -t tcp -a 10.0.2.2 -s "$PORT_A" -n "$SUB_A" --hostnqn="$HOST_A" --tls
 check a-no-controller-left sh -c "[ -z \"\$(grep -lxF $SUB_A /sys/class/nvme/nvme*/subsysnqn 2>/dev/null)\" ] && echo none"
+# a SHA-384 ("R02") key: tlshd binds it to SHA-256, our target follows the binder
+check a384-gen-tls-key nvme gen-tls-key --hostnqn="$HOST_A384" --subsysnqn="$SUB_A" --secret="$S384" --hmac=2 --identity=0 --insert
+check a384-connect timeout 120 nvme connect -t tcp -a 10.0.2.2 -s "$PORT_A" -n "$SUB_A" --hostnqn="$HOST_A384" --tls
+for _ in $(seq 100); do [ -n "$(connected)" ] && ls "$(connected)"/nvme*n1 > /dev/null 2>&1 && break; sleep 0.1; done
+NS=/dev/$(basename "$(ls -d "$(connected)"/nvme*n1 2>/dev/null | head -1)")
+check a384-dd sh -c "head -c 4M /dev/urandom > /tmp/a && dd if=/tmp/a of=$NS bs=1M count=4 oflag=direct 2>/dev/null \
+  && dd if=$NS of=/tmp/b bs=1M count=4 iflag=direct 2>/dev/null && cmp /tmp/a /tmp/b && echo 4 MiB written and read back over an R02 key"
+check a384-disconnect nvme disconnect -n "$SUB_A"
 
 # ---- B: nvmet-tcp with a TLS port for our initiator
 RD=$(nvmet-config ramdisk /dev/shm/nsb.img 64M)
@@ -70,6 +79,7 @@ ln -s "$C/subsystems/$SUB_B" "$P/subsystems/$SUB_B"
 echo "INFO port addr_tsas=$(cat $P/addr_tsas) addr_treq=$(cat $P/addr_treq)"
 check b-gen-tls-key-v0 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=1 --identity=0 --insert
 check b-gen-tls-key-v1 nvme gen-tls-key --hostnqn="$HOST_B" --subsysnqn="$SUB_B" --secret="$SECRET_B" --hmac=1 --identity=1 --insert
+check b384-gen-tls-key nvme gen-tls-key --hostnqn="$HOST_B384" --subsysnqn="$SUB_B" --secret="$S384" --hmac=2 --identity=0 --insert
 grep psk /proc/keys | grep "$SUB_B" | sed 's/^/INFO key /'
 dmesg -c > /dev/null
 echo "PEERVM READY (nvmet-tcp tls1.3 on 4420) at uptime $(cut -d' ' -f1 /proc/uptime)s"

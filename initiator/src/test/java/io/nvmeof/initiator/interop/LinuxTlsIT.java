@@ -56,6 +56,8 @@ class LinuxTlsIT {
     static final String SUB_A = "nqn.2024-01.io.nvmeof:tls-kernel-host";
     static final String HOST_B = "nqn.2014-08.org.nvmexpress:uuid:6b1d3c8e-1f0a-4c55-9d4e-0a1b2c3d4e5b";
     static final String SUB_B = "nqn.2014-08.org.nvmexpress:peervm-tls";
+    static final String HOST_A384 = "nqn.2014-08.org.nvmexpress:uuid:6b1d3c8e-1f0a-4c55-9d4e-0a1b2c3d4e6a";
+    static final String HOST_B384 = "nqn.2014-08.org.nvmexpress:uuid:6b1d3c8e-1f0a-4c55-9d4e-0a1b2c3d4e6b";
     static final List<String> GUEST_CHECKS = List.of(
             "tlshd-running",
             "a-gen-tls-key",
@@ -67,6 +69,11 @@ class LinuxTlsIT {
             "a-gen-wrong-key",
             "a-wrong-key-refused",
             "a-no-controller-left",
+            "a384-gen-tls-key",
+            "a384-connect",
+            "a384-dd",
+            "a384-disconnect",
+            "b384-gen-tls-key",
             "b-gen-tls-key-v0",
             "b-gen-tls-key-v1");
 
@@ -76,6 +83,8 @@ class LinuxTlsIT {
         byte[] secretA = new byte[32];
         byte[] wrongA = new byte[32];
         byte[] secretB = new byte[32];
+        byte[] secret384 = new byte[48];
+        random.nextBytes(secret384);
         random.nextBytes(secretA);
         random.nextBytes(wrongA);
         random.nextBytes(secretB);
@@ -106,7 +115,10 @@ class LinuxTlsIT {
                                 hex.formatHex(secretB),
                                 HOST_B,
                                 SUB_B,
-                                "1200"),
+                                "1200",
+                                hex.formatHex(secret384),
+                                HOST_A384,
+                                HOST_B384),
                         fwd,
                         4420,
                         Duration.ofMinutes(30),
@@ -136,6 +148,12 @@ class LinuxTlsIT {
                 }
                 try (Controller c = Nvme.connect(base + "&psk_identity=1&digest=header,data")) {
                     verifyIo(c.namespace(), 2);
+                }
+                // a SHA-384 key, bound to SHA-256 as tlshd expects
+                try (Controller c = Nvme.connect("nvme+tcp://127.0.0.1:" + fwd + "/" + SUB_B + "?hostnqn=" + HOST_B384
+                        + "&timeout=60s&queues=2&psk_derivation=compat&tls_hash=sha256&psk="
+                        + ConfiguredPsk.of(2, secret384).interchange())) {
+                    verifyIo(c.namespace(), 3);
                 }
                 System.out.printf("our initiator over TLS against nvmet-tcp: %.1f s%n", (System.nanoTime() - t0) / 1e9);
                 byte[] wrong = new byte[32];

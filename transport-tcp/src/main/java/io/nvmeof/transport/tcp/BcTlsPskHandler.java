@@ -307,6 +307,13 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
         if (handshakeTimer != null) {
             handshakeTimer.cancel(false);
         }
+        if (!up && !failed && client && activeSeen) {
+            failed = true;
+            ctx.fireExceptionCaught(
+                    new IOException(
+                            "TLS handshake with controller at " + ctx.channel().remoteAddress()
+                                    + " failed: the controller closed the connection (it has no PSK for this identity, or another key)"));
+        }
         if (!up && !failed && !client) {
             LOG.log(
                     System.Logger.Level.WARNING,
