@@ -100,7 +100,7 @@ public final class TargetDaemon implements Callable<Integer> {
     @Option(
             names = "--tls",
             paramLabel = "MODE",
-            description = "TLS 1.3 with PSKs on every --listen that does not say ?tls=: required, allowed or none "
+            description = "TLS 1.3 with PSKs on every tcp --listen that does not say ?tls=: required, allowed or none "
                     + "(default none). Hosts need --tls-key.")
     String tls;
 
@@ -306,7 +306,7 @@ public final class TargetDaemon implements Callable<Integer> {
         for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
             ListenerConfig lc =
                     ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode);
-            if (tls != null && !uri.contains("?tls=")) {
+            if (tls != null && !uri.contains("?tls=") && "tcp".equals(lc.transport())) {
                 lc = lc.withSecureChannel(io.nvmeof.core.tls.SecureChannel.ofConfigName(tls));
             }
             listeners.add(lc);
