@@ -96,7 +96,10 @@ class LinuxTlsIT {
                         SUB_A, true, List.of(), List.of(NamespaceConfig.of(1, 256L << 20)), null, null)),
                 512L << 20,
                 0,
-                List.of(new TlsKeyConfig(HOST_A, SUB_A, ConfiguredPsk.of(1, secretA), PskDerivation.LIBNVME_COMPAT)));
+                List.of(
+                        new TlsKeyConfig(HOST_A, SUB_A, ConfiguredPsk.of(1, secretA), PskDerivation.LIBNVME_COMPAT),
+                        new TlsKeyConfig(
+                                HOST_A384, SUB_A, ConfiguredPsk.of(2, secret384), PskDerivation.LIBNVME_COMPAT)));
         PeerVm peer = PeerVm.locate().guest(PeerVm.Guest.LINUX_6_12);
         peer.ensureImage(Duration.ofMinutes(15));
         Path work = Files.createTempDirectory("linux-tls-it");
