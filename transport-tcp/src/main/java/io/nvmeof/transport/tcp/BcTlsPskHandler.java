@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.bouncycastle.tls.AlertDescription;
+import org.bouncycastle.tls.CipherSuite;
 import org.bouncycastle.tls.TlsClientProtocol;
 import org.bouncycastle.tls.TlsFatalAlert;
 import org.bouncycastle.tls.TlsFatalAlertReceived;
@@ -123,9 +124,8 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
                 ((TlsClientProtocol) protocol).connect(clientPeer);
                 writeOutput(ctx, null);
                 ctx.flush();
-            } else {
-                ((TlsServerProtocol) protocol).accept(server);
             }
+            // The controller accepts once the ClientHello is in (channelRead): its binder and suites pick the crypto.
         } catch (IOException e) {
             fail(ctx, e);
         }
@@ -165,6 +165,12 @@ final class BcTlsPskHandler extends ChannelDuplexHandler {
                 server.binderLength = Math.max(binder, 0);
                 int held = helloLength;
                 helloLength = -1;
+                if (binder == 32
+                        && !ClientHelloBinders.offers(input, held, CipherSuite.TLS_AES_128_GCM_SHA256)
+                        && ClientHelloBinders.offers(input, held, CipherSuite.TLS_CHACHA20_POLY1305_SHA256)) {
+                    server.crypto = NvmeTlsPeers.CHACHA_CRYPTO;
+                }
+                ((TlsServerProtocol) protocol).accept(server);
                 protocol.offerInput(input, 0, held);
             }
             while (buf.isReadable()) {

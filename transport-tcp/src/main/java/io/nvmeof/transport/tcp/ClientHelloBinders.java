@@ -63,6 +63,25 @@ final class ClientHelloBinders {
         return 0;
     }
 
+    /** Whether a complete ClientHello in the first record offers {@code suite} (false if it cannot be read). */
+    static boolean offers(byte[] b, int len, int suite) {
+        if (len < 9 || len < 5 + u16(b, 3) || b[5] != 1) {
+            return false;
+        }
+        int end = Math.min(len, 5 + u16(b, 3));
+        int p = skip8(b, 5 + 4 + 2 + 32, end); // legacy_session_id
+        if (p < 0 || p + 2 > end) {
+            return false;
+        }
+        int suitesEnd = Math.min(end, p + 2 + u16(b, p));
+        for (int i = p + 2; i + 2 <= suitesEnd; i += 2) {
+            if (u16(b, i) == suite) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static int skip8(byte[] b, int p, int end) {
         return p < 0 || p + 1 > end ? -1 : p + 1 + u8(b, p);
     }

@@ -21,6 +21,7 @@ import org.bouncycastle.tls.TlsCredentials;
 import org.bouncycastle.tls.TlsFatalAlert;
 import org.bouncycastle.tls.TlsPSKExternal;
 import org.bouncycastle.tls.crypto.TlsCrypto;
+import org.bouncycastle.tls.crypto.impl.bc.BcTlsCrypto;
 import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
 
 /**
@@ -31,6 +32,11 @@ import org.bouncycastle.tls.crypto.impl.jcajce.JcaTlsCryptoProvider;
 final class NvmeTlsPeers {
     /** The JCA crypto (AES-GCM and HMAC from the JDK, with its intrinsics); thread-safe, shared. */
     static final TlsCrypto CRYPTO = new JcaTlsCryptoProvider().create(new SecureRandom());
+    /**
+     * BouncyCastle's own crypto, for the connections that negotiate TLS_CHACHA20_POLY1305_SHA256: the JDK has
+     * ChaCha20-Poly1305, but not under the name BouncyCastle's JCA layer asks for.
+     */
+    static final TlsCrypto CHACHA_CRYPTO = new BcTlsCrypto(new SecureRandom());
 
     /**
      * The controller's suites: the two of NVMe/TCP, and TLS_CHACHA20_POLY1305_SHA256, which the Linux host's tlshd
@@ -44,6 +50,10 @@ final class NvmeTlsPeers {
 
     static int cipherSuite(PskHash hash) {
         return hash == PskHash.SHA384 ? CipherSuite.TLS_AES_256_GCM_SHA384 : CipherSuite.TLS_AES_128_GCM_SHA256;
+    }
+
+    static PskHash hashOf(int suite) {
+        return suite == CipherSuite.TLS_AES_256_GCM_SHA384 ? PskHash.SHA384 : PskHash.SHA256;
     }
 
     static String cipherSuiteName(int suite) {
@@ -122,6 +132,8 @@ final class NvmeTlsPeers {
         String suite;
         /** The length of the client's first PSK binder (32 or 48), 0 if not known: the hash it bound the PSK to. */
         int binderLength;
+        /** The crypto of this connection: {@link #CRYPTO}, or {@link #CHACHA_CRYPTO} when ChaCha20 will be chosen. */
+        TlsCrypto crypto = CRYPTO;
 
         Server(TlsPskResolver resolver, Runnable onComplete) {
             super(CRYPTO);
@@ -137,6 +149,12 @@ final class NvmeTlsPeers {
         @Override
         protected int[] getSupportedCipherSuites() {
             return SERVER_SUITES.clone();
+        }
+
+        /** Read by the protocol when it accepts, which the handler does only once it has seen the ClientHello. */
+        @Override
+        public TlsCrypto getCrypto() {
+            return crypto;
         }
 
         @Override
@@ -158,6 +176,33 @@ final class NvmeTlsPeers {
             }
             offered = names.toString();
             return null;
+        }
+
+        /**
+         * A suite the client offered with the hash its PSK binder shows, in this server's order of preference (RFC
+         * 8446 §4.2.11: a PSK is used only with a suite of its hash). BouncyCastle picks the suite before it asks for
+         * the PSK, so the binder's length decides here.
+         */
+        @Override
+        public int getSelectedCipherSuite() throws IOException {
+            PskHash want = binderHash();
+            if (want == null) {
+                return super.getSelectedCipherSuite();
+            }
+            for (int suite : SERVER_SUITES) {
+                if (hashOf(suite) == want
+                        && org.bouncycastle.util.Arrays.contains(offeredCipherSuites, suite)
+                        && selectCipherSuite(suite)) {
+                    return suite;
+                }
+            }
+            throw new TlsFatalAlert(
+                    AlertDescription.handshake_failure,
+                    "the host offered no cipher suite with the hash its PSK is bound to (" + want + ")");
+        }
+
+        private PskHash binderHash() {
+            return binderLength == 32 ? PskHash.SHA256 : binderLength == 48 ? PskHash.SHA384 : null;
         }
 
         @Override
