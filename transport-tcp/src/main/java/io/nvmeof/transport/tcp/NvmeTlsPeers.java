@@ -57,11 +57,12 @@ final class NvmeTlsPeers {
     }
 
     static String cipherSuiteName(int suite) {
-        return suite == CipherSuite.TLS_AES_256_GCM_SHA384
-                ? "TLS_AES_256_GCM_SHA384"
-                : suite == CipherSuite.TLS_AES_128_GCM_SHA256
-                        ? "TLS_AES_128_GCM_SHA256"
-                        : "0x" + Integer.toHexString(suite);
+        return switch (suite) {
+            case CipherSuite.TLS_AES_256_GCM_SHA384 -> "TLS_AES_256_GCM_SHA384";
+            case CipherSuite.TLS_AES_128_GCM_SHA256 -> "TLS_AES_128_GCM_SHA256";
+            case CipherSuite.TLS_CHACHA20_POLY1305_SHA256 -> "TLS_CHACHA20_POLY1305_SHA256";
+            default -> "0x" + Integer.toHexString(suite);
+        };
     }
 
     /** The PSK for BouncyCastle, bound to {@code binderHash} (the PSK's own hash unless a peer binds otherwise). */
