@@ -1,6 +1,5 @@
 package io.nvmeof.core.tls;
 
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Arrays;
 import java.util.Base64;
@@ -161,9 +160,5 @@ public final class ConfiguredPsk {
     @Override
     public String toString() {
         return "ConfiguredPsk[hmac " + String.format("%02d", hmac) + ", " + key.length + " bytes]";
-    }
-
-    static byte[] ascii(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 }
