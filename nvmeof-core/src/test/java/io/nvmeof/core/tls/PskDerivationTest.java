@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * sources, recorded as facts: libnvme's own test vectors ({@code test/psk.c}, both the RFC 8446 and the "compat"
  * HkdfLabel encodings), and what nvme-cli 2.13 / libnvme 1.13 in the peer VM's Debian 13 guest printed and put into the
  * kernel's {@code .nvme} keyring for fixed secrets ({@code nvme gen-tls-key --secret ... --hmac N --identity I --insert},
- * the key descriptions from {@code /proc/keys}).
+ * the key descriptions from {@code /proc/keys} and the TLS PSKs read back with {@code keyctl pipe}).
  */
 class PskDerivationTest {
     private static final HexFormat HEX = HexFormat.of();
@@ -114,6 +114,32 @@ class PskDerivationTest {
                 "NVMe1R02 " + VM_HOST + " " + VM_SUBSYS
                         + " 3g54M7Ig08SAPStfFC8D9QPGGK6mbxAEbcV3qbm6yx/HlqH+vFr0W5e8kXPOBzSt",
                 identity(PskDerivation.LIBNVME_COMPAT, k384, 1));
+    }
+
+    /**
+     * The TLS PSKs themselves, as nvme-cli 2.13 put them into the kernel's {@code .nvme} keyring (read back in the
+     * guest with {@code keyctl pipe} after linking the keyring into a session keyring).
+     */
+    @Test
+    void tlsPsksAsNvmeCli213PutThemIntoTheKernelKeyring() {
+        ConfiguredPsk k256 = ConfiguredPsk.of(1, VM_32);
+        ConfiguredPsk k384 = ConfiguredPsk.of(2, VM_48);
+        assertEquals(
+                "1553de5af9f0b93778262f271926809bfd2fb55419ce4d6f162c916a4ec79700",
+                HEX.formatHex(k256.derive(VM_HOST, VM_SUBSYS, 0, PskDerivation.LIBNVME_COMPAT)
+                        .key()));
+        assertEquals(
+                "c5c0c016aa72fcb34e981bfbf3634505a0ca6d6ed4aa0c6849d7eb6191edb449",
+                HEX.formatHex(k256.derive(VM_HOST, VM_SUBSYS, 1, PskDerivation.LIBNVME_COMPAT)
+                        .key()));
+        assertEquals(
+                "6b04a33206e582317dd4bbcaff7862dded0ec6f161ede5d0e9bc181f1a4bf0a8b87d18c3f3a4981e54227fc8be514087",
+                HEX.formatHex(k384.derive(VM_HOST, VM_SUBSYS, 0, PskDerivation.LIBNVME_COMPAT)
+                        .key()));
+        assertEquals(
+                "6c292db5bf7b54219b682c368bfff24f212b72fee63ae4c61d0289e0629c99992f10836a2efd602b43363311bfc13a91",
+                HEX.formatHex(k384.derive(VM_HOST, VM_SUBSYS, 1, PskDerivation.LIBNVME_COMPAT)
+                        .key()));
     }
 
     @Test
