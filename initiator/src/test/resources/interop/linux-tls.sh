@@ -55,6 +55,11 @@ check a-fio-verify fio --name=tls --filename="$NS" --direct=1 --rw=randrw --bs=4
 check a-dd sh -c "head -c 4M /dev/urandom > /tmp/a && dd if=/tmp/a of=$NS bs=1M count=4 oflag=direct 2>/dev/null \
   && dd if=$NS of=/tmp/b bs=1M count=4 iflag=direct 2>/dev/null && cmp /tmp/a /tmp/b && echo 4 MiB written and read back"
 check a-disconnect sh -c "nvme disconnect -n $SUB_A && for i in \$(seq 50); do [ -z \"\$(grep -lxF $SUB_A /sys/class/nvme/nvme*/subsysnqn 2>/dev/null)\" ] && exit 0; sleep 0.1; done; exit 1"
+# discovery over TLS: the discovery NQN's own TLS PSK; the log entry says TLS 1.3 required
+DISC=nqn.2014-08.org.nvmexpress.discovery
+check a-gen-tls-key-discovery nvme gen-tls-key --hostnqn="$HOST_A" --subsysnqn="$DISC" --secret="$SECRET_A" --hmac=1 --identity=0 --insert
+DOUT=$(timeout 120 nvme discover -t tcp -a 10.0.2.2 -s "$PORT_A" --hostnqn="$HOST_A" --tls 2>&1); echo "$DOUT" | sed 's/^/INFO discover /'
+check a-discover-tls sh -c "echo '$DOUT' | grep -q 'subnqn: *$SUB_A' && echo '$DOUT' | grep -i 'sectype: *tls13' | head -1 && echo '$DOUT' | grep -i 'treq: *required' | head -1"
 # the same identity with another key: the handshake must fail
 check a-gen-wrong-key nvme gen-tls-key --hostnqn="$HOST_A" --subsysnqn="$SUB_A" --secret="$WRONG_A" --hmac=1 --identity=0 --insert
 refused a-wrong-key-refused timeout 120 nvme connect -t tcp -a 10.0.2.2 -s "$PORT_A" -n "$SUB_A" --hostnqn="$HOST_A" --tls

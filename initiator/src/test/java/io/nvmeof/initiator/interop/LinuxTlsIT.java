@@ -66,6 +66,8 @@ class LinuxTlsIT {
             "a-fio-verify",
             "a-dd",
             "a-disconnect",
+            "a-gen-tls-key-discovery",
+            "a-discover-tls",
             "a-gen-wrong-key",
             "a-wrong-key-refused",
             "a-no-controller-left",
@@ -98,6 +100,11 @@ class LinuxTlsIT {
                 0,
                 List.of(
                         new TlsKeyConfig(HOST_A, SUB_A, ConfiguredPsk.of(1, secretA), PskDerivation.LIBNVME_COMPAT),
+                        new TlsKeyConfig(
+                                HOST_A,
+                                "nqn.2014-08.org.nvmexpress.discovery",
+                                ConfiguredPsk.of(1, secretA),
+                                PskDerivation.LIBNVME_COMPAT),
                         new TlsKeyConfig(
                                 HOST_A384, SUB_A, ConfiguredPsk.of(2, secret384), PskDerivation.LIBNVME_COMPAT)));
         PeerVm peer = PeerVm.locate().guest(PeerVm.Guest.LINUX_6_12);
