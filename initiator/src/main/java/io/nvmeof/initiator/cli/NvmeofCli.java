@@ -37,7 +37,9 @@ import picocli.CommandLine.Command;
             IdCtrlCommand.class,
             IdNsCommand.class,
             ReadCommand.class,
-            WriteCommand.class
+            WriteCommand.class,
+            GenTlsKeyCommand.class,
+            CheckTlsKeyCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:connection failed or the target failed the command", "2:bad arguments"})
