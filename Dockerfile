@@ -5,6 +5,8 @@
 
 # Stage 1: build the daemon and its runtime jars with Maven (tests are run by CI, not here).
 FROM maven:3.9-eclipse-temurin-17 AS build
+# gcc builds libnvmeoffile.so, which punches holes in file-backed namespaces on deallocate.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN mvn -B -q -pl nvmeof-target -am package -DskipTests -Dspotless.check.skip=true

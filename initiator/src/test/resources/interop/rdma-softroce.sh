@@ -1,17 +1,18 @@
 # Runs in the peer VM (run.sh --share DIR prepends "#!/bin/bash" and "set -- ARGS"): NVMe/RDMA over real verbs on
 # Soft-RoCE (rdma_rxe on eth0, 10.0.2.15), every JVM inside the guest over DiSNI (-Dnvmeof.rdma.provider=disni, so
-# a silent fallback to the software RNIC cannot fake a pass). Three parts, each in its own subshell so a failure in
+# a silent fallback to the software RNIC cannot fake a pass). Four parts, each in its own subshell so a failure in
 # one still lets the next run:
 #   (a) our RDMA target daemon  <- the kernel host (nvme-rdma, nvme-cli discover/connect/list/id-ctrl, fio crc32c)
 #   (b) our initiator (RdmaGuestCheck) -> the kernel's nvmet-rdma target (loop devices on tmpfs, 512 B and 4 KiB)
 #   (c) our initiator (JVM 2) -> our target daemon (JVM 1), both over DiSNI on rxe0
+#   (d) the kernel host -> a file-backed namespace of our target daemon: discard punches holes, later writes reach it
 # Prints "PASS: <step>" per step, "FAIL: <why>" plus dmesg and the JVM logs on failure, "PART x OK|FAILED" per part
 # and "ALL PASS" at the end. Exit status 0 only if every part passed.
 #
 # /share/cp.txt: the guest class path of the jars and class directories the IT copied into /share.
-# args: [PARTS]   a subset of "abc" (default abc)
+# args: [PARTS]   a subset of "abcd" (default abcd)
 set -u
-PARTS=${1:-abc}
+PARTS=${1:-abcd}
 A=10.0.2.15
 OUR_NQN=nqn.2026-01.io.nvmeof:rdma-interop
 KERNEL_NQN=nqn.2026-01.io.nvmeof:kernel-rdma
@@ -49,11 +50,13 @@ dmesg_clean() { # MARK WHAT
 ns_dev() { local b; b=$(ls /sys/block | grep -E "^nvme[0-9]+n$1\$" | head -1); [ -n "$b" ] && echo "/dev/$b"; }
 ctrl_of() { local d; for d in /sys/class/nvme/nvme*; do [ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$1" ] && { basename "$d"; return 0; }; done; return 1; }
 
-# Our target daemon (JVM 1) on rdma://A:4420: NS1 256 MiB (4 KiB blocks), NS2 64 MiB (512 B blocks).
-start_target() { # LOGNAME
-  local log=/tmp/target-$1.log started; started=$(date +%s)
+# Our target daemon (JVM 1) on rdma://A:4420: NS1 256 MiB (4 KiB blocks), NS2 64 MiB (512 B blocks), or the
+# --namespace flags given after LOGNAME.
+start_target() { # LOGNAME [--namespace SPEC ...]
+  local log=/tmp/target-$1.log started; started=$(date +%s); shift
+  local ns=("$@"); [ ${#ns[@]} -gt 0 ] || ns=(--namespace size=256M --namespace size=64M,bs=512)
   "${JAVA[@]}" -Xmx384m io.nvmeof.target.daemon.TargetDaemon --nqn "$OUR_NQN" --listen "rdma://$A:4420" \
-      --namespace size=256M --namespace size=64M,bs=512 > "$log" 2>&1 &
+      "${ns[@]}" > "$log" 2>&1 &
   local pid=$!
   echo $pid > /tmp/target.pid
   for _ in $(seq 600); do
@@ -222,7 +225,51 @@ part_c() {
   dmesg_clean "$mark" "c"
 }
 
-for p in a b c; do
+# ------------------------------------------------------------------------------------------------ (d)
+# A file-backed namespace over real verbs: its chunks are registered memory regions (pinned pages of the file's
+# mapping). A discard punches holes, which takes those pages out of the file; data written afterwards must land in
+# the file (new registrations on its new pages), not in the old pinned pages: checked in the file after a clean stop.
+on_disk() { echo $(( $(stat -c '%b * %B' "$1") )); }
+part_d() {
+  echo "======== (d) a file namespace of our RDMA target daemon: discard punches holes, later writes reach the file"
+  local mark; mark=$(dmesg_mark)
+  local img=/tmp/ns-d.img M=$((1 << 20))
+  rm -f $img
+  start_target d --namespace "size=64M,file=$img"
+  grep -q "deallocate keeps its blocks" /tmp/target-d.log && fail "d: the daemon cannot punch holes here"
+  modprobe nvme-rdma || fail "modprobe nvme-rdma"
+  timeout 60 nvme connect -t rdma -a $A -s 4420 -n "$OUR_NQN" -i 2 || fail "nvme connect -t rdma"
+  for _ in $(seq 300); do ns_dev 1 >/dev/null && break; sleep 0.1; done
+  local ns1; ns1=$(ns_dev 1) || fail "namespace 1 did not appear within 30 s"
+  pass "d: nvme connect -t rdma: $ns1 in $img"
+  head -c $((16 * M)) /dev/urandom > /tmp/d-a.bin
+  dd if=/tmp/d-a.bin of=$ns1 bs=1M oflag=direct status=none || fail "d: write 16 MiB"
+  nvme flush $ns1 || fail "d: flush"
+  local before; before=$(on_disk $img)
+  [ "$before" -ge $((16 * M)) ] || fail "d: 16 MiB written but $before bytes on disk"
+  pass "d: 16 MiB written over RDMA, $before bytes on disk"
+  blkdiscard -o 0 -l $((8 * M)) $ns1 || fail "d: blkdiscard"
+  local punched; punched=$(on_disk $img)
+  # reading the holes back must not allocate them again (registering a file's pages for RDMA would)
+  dd if=$ns1 bs=1M count=8 iflag=direct status=none | cmp -n $((8 * M)) - /dev/zero || fail "d: discarded range is not zeros"
+  local after; after=$(on_disk $img)
+  [ "$punched" -le $((before - 8 * M + M)) ] && [ "$after" -le $((before - 8 * M + M)) ] \
+      || fail "d: 8 MiB discarded but on disk $before -> $punched bytes, $after after reading the range"
+  pass "d: blkdiscard 8 MiB reads zeros, on disk $before -> $punched bytes, $after after reading the range"
+  head -c $((8 * M)) /dev/urandom > /tmp/d-b.bin
+  dd if=/tmp/d-b.bin of=$ns1 bs=1M oflag=direct status=none || fail "d: write 8 MiB into the holes"
+  { cat /tmp/d-b.bin; tail -c $((8 * M)) /tmp/d-a.bin; } > /tmp/d-want.bin
+  dd if=$ns1 bs=1M count=16 iflag=direct status=none | cmp - /tmp/d-want.bin || fail "d: read back over RDMA differs"
+  pass "d: 8 MiB written into the holes over RDMA read back"
+  nvme flush $ns1 || fail "d: flush"
+  timeout 60 nvme disconnect -n "$OUR_NQN" >/dev/null || fail "d: nvme disconnect"
+  stop_target d
+  head -c $((16 * M)) $img | cmp - /tmp/d-want.bin || fail "d: the file does not hold what was written after the discard"
+  pass "d: the file holds what was written after the discard"
+  dmesg_clean "$mark" "d"
+}
+
+for p in a b c d; do
   case "$PARTS" in *$p*) ;; *) continue;; esac
   ( part_$p ); rc=$?
   if [ $rc = 0 ]; then echo "PART $p OK ($(el))"; else

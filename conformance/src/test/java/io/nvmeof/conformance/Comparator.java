@@ -4,7 +4,9 @@ import io.nvmeof.conformance.Outcome.Fate;
 import io.nvmeof.core.command.Status;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +23,8 @@ final class Comparator {
     static List<Difference> compare(Sequence seq, List<Outcome> ours, List<Outcome> theirs) {
         List<Difference> out = new ArrayList<>();
         boolean diverged = false;
+        Map<Cmd.Queue, Integer> previous = new EnumMap<>(Cmd.Queue.class); // the last step sent on each queue
+        StringBuilder earlier = new StringBuilder(); // the labels of all steps before, on either queue
         for (int i = 0; i < seq.steps().size(); i++) {
             Cmd cmd = seq.steps().get(i).cmd();
             Outcome a = ours.get(i);
@@ -28,7 +32,14 @@ final class Comparator {
             if (cmd == null || a == null || b == null) {
                 continue;
             }
-            List<Difference> d = compare(seq.id(), i, cmd, a, b, diverged);
+            Integer p = previous.put(cmd.queue(), i);
+            Map<String, String> prior = new LinkedHashMap<>();
+            if (p != null) {
+                prior.putAll(Keys.prior(seq.steps().get(p).cmd(), theirs.get(p)));
+            }
+            prior.put("earlier", earlier.toString());
+            earlier.append(earlier.length() == 0 ? "" : " ; ").append(cmd.label());
+            List<Difference> d = compare(seq.id(), i, cmd, prior, a, b, diverged);
             out.addAll(d);
             diverged |=
                     d.stream().anyMatch(x -> x.what().equals("fate") || x.what().equals("status"));
@@ -37,7 +48,14 @@ final class Comparator {
     }
 
     static List<Difference> compare(int seq, int step, Cmd cmd, Outcome a, Outcome b, boolean cascade) {
+        return compare(seq, step, cmd, Map.of(), a, b, cascade);
+    }
+
+    /** One step; {@code prior} holds the keys that describe what came before ({@link Keys#prior}, {@code earlier}). */
+    static List<Difference> compare(
+            int seq, int step, Cmd cmd, Map<String, String> prior, Outcome a, Outcome b, boolean cascade) {
         Map<String, String> keys = Keys.of(cmd);
+        keys.putAll(prior);
         List<Difference> out = new ArrayList<>();
         if (a.fate() != b.fate() || (a.fate() == Fate.TERMINATED && a.fes() != b.fes())) {
             out.add(new Difference(seq, step, keys, "fate", a.fateText(), b.fateText(), cascade));

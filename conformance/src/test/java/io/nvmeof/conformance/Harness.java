@@ -129,6 +129,9 @@ final class Harness {
         for (AllowList.Rule rule : allowList.rules()) {
             int n = allowList.uses(rule);
             out.printf("%5d  %s | %s%n", n, rule.text(), rule.reason());
+            if (n > 0) {
+                out.printf("       e.g. %s%n", examples(rule));
+            }
         }
         out.printf("%n--- cascades by category%n");
         byCategory(r.cascades()).forEach((k, v) -> out.printf("%5d  %s%n", v.size(), k));
@@ -143,6 +146,21 @@ final class Harness {
             }
             rules.values().forEach(out::println);
         }
+    }
+
+    /** The first sequences (sequence:step) whose differences the rule allowed, to re-run with -Dconformance.only. */
+    private String examples(AllowList.Rule rule) {
+        StringBuilder sb = new StringBuilder();
+        int shown = 0;
+        for (Map.Entry<Difference, AllowList.Rule> e : reasons.entrySet()) {
+            if (e.getValue() == rule && shown++ < 12) {
+                sb.append(shown > 1 ? ", " : "")
+                        .append(e.getKey().sequence())
+                        .append(':')
+                        .append(e.getKey().step());
+            }
+        }
+        return sb.toString();
     }
 
     private static Map<String, List<Difference>> byCategory(List<Difference> ds) {

@@ -7,7 +7,8 @@ import java.util.Map;
 /**
  * The fields of a command that allow-list rules and masks match on, named as in the spec: {@code queue}
  * (admin|io), {@code opc}, {@code fctype}, {@code prop} (property OFST), {@code fid}, {@code sel}, {@code lid},
- * {@code cns}, {@code nsid} — hex, two digits (eight for nsid and prop), lower case — and {@code label}.
+ * {@code cns}, {@code nsid} — hex, two digits (eight for nsid and prop), lower case — and {@code label}; the
+ * comparison adds {@code prior} and {@code priorok} ({@link #prior}).
  */
 final class Keys {
     private Keys() {}
@@ -40,6 +41,16 @@ final class Keys {
         }
         k.put("label", c.label());
         return k;
+    }
+
+    /**
+     * The previous command on the same queue of the sequence, as nvmet saw it: {@code prior} (its label) and
+     * {@code priorok} ({@code y} when nvmet completed it with success, else {@code n}). Some of nvmet-tcp's fates
+     * depend on the command before (a refused Connect, in-capsule data it did not read).
+     */
+    static Map<String, String> prior(Cmd previous, Outcome theirs) {
+        boolean ok = theirs != null && theirs.completed() && theirs.status() == 0;
+        return Map.of("prior", previous.label(), "priorok", ok ? "y" : "n");
     }
 
     static String hex2(int v) {

@@ -172,11 +172,13 @@ final class NvmGen {
         int len = pick.chance(90) ? ranges * 16 : pick.one(0, 16, 4096);
         int nsid = pick.chance(85) ? 1 : pick.nsid();
         SglVariant sgl = pick.sgl();
+        int cdw10 = nr | pick.reservedBits(0xFFFFFF00); // NR in bits 7:0, the rest reserved
         return Sqe.io(
                         NvmOpcode.DATASET_MANAGEMENT.code(),
-                        String.format("dsm nr=%d attr=%x len=%d nsid=%x sgl=%s", nr, attr, len, nsid, sgl))
+                        String.format(
+                                "dsm nr=%d attr=%x len=%d nsid=%x cdw10=%08x sgl=%s", nr, attr, len, nsid, cdw10, sgl))
                 .nsid(nsid)
-                .cdw(10, nr | pick.reservedBits(0xFFFFFF00))
+                .cdw(10, cdw10)
                 .cdw(11, attr)
                 .data(sgl, b.array(), len, IO_IN_CAPSULE)
                 .build();

@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import io.nvmeof.core.auth.AuthProtocol;
 import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Properties;
@@ -36,6 +37,11 @@ final class AdminCommands {
      * SUBNQN from the controller. A refusal names the field the target pointed at (IPO/IATTR).
      */
     CommandSlot.Completion connect(CommandQueue q, int sqsize, int kato, int cntlid) throws NvmeException {
+        return connect(q, null, sqsize, kato, cntlid);
+    }
+
+    private CommandSlot.Completion connect(CommandQueue q, CommandSlot slot, int sqsize, int kato, int cntlid)
+            throws NvmeException {
         HostIdentity host = controller.host();
         NvmeUri uri = controller.uri();
         ByteBuffer data = ByteBuffer.allocateDirect(ConnectData.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
@@ -44,6 +50,7 @@ final class AdminCommands {
         cd.hostId(host.hostId()).cntlid(cntlid).subNqn(uri.connectNqn()).hostNqn(host.hostNqn());
         CommandSlot.Completion c = submitAndWait(
                 q,
+                slot,
                 e -> e.opcode(FabricsCommandType.OPCODE)
                         .fctype(FabricsCommandType.CONNECT.code())
                         .connect(0, q.qid, sqsize, 0, kato),
@@ -69,6 +76,41 @@ final class AdminCommands {
                             + controller.hostPort() + " as " + host.hostNqn() + detail);
         }
         return c;
+    }
+
+    /**
+     * Authentication Send (nvmeof-protocol.md §2.5) of {@code message} on {@code q}: SECP E9h, SPSP0/1 01h, TL; in
+     * {@code slot}, or any free slot if null (a reconnect uses the I/O queue's {@link CommandQueue#connectSlot}).
+     */
+    void authenticationSend(CommandQueue q, CommandSlot slot, byte[] message) throws NvmeException {
+        ByteBuffer data = ByteBuffer.allocateDirect(message.length).order(ByteOrder.LITTLE_ENDIAN);
+        data.put(0, message);
+        submitAndWait(
+                q,
+                slot,
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.AUTHENTICATION_SEND.code())
+                        .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, message.length),
+                data,
+                message.length,
+                true);
+    }
+
+    /** Authentication Receive (nvmeof-protocol.md §2.5) of up to {@code al} bytes on {@code q}, in {@code slot} as above. */
+    byte[] authenticationReceive(CommandQueue q, CommandSlot slot, int al) throws NvmeException {
+        ByteBuffer data = ByteBuffer.allocateDirect(al).order(ByteOrder.LITTLE_ENDIAN);
+        submitAndWait(
+                q,
+                slot,
+                e -> e.opcode(FabricsCommandType.OPCODE)
+                        .fctype(FabricsCommandType.AUTHENTICATION_RECEIVE.code())
+                        .auth(AuthProtocol.SECP_DHCHAP, AuthProtocol.SPSP, AuthProtocol.SPSP, al),
+                data,
+                al,
+                true);
+        byte[] out = new byte[al];
+        data.get(0, out);
+        return out;
     }
 
     /** Property Get (nvmeof-protocol.md §2.3): 4 or 8 bytes at {@code offset}. */
@@ -125,10 +167,22 @@ final class AdminCommands {
     CommandSlot.Completion setFeatures(int fid, int value, boolean requireSuccess) throws NvmeException {
         return submitAndWait(
                 controller.queues().admin(),
+                null,
                 e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, fid).cdw(11, value),
                 null,
                 0,
                 requireSuccess);
+    }
+
+    /** Set Features with a data buffer (Host Behavior Support); the completion whatever its status. */
+    CommandSlot.Completion setFeatures(int fid, int value, ByteBuffer data) throws NvmeException {
+        return submitAndWait(
+                controller.queues().admin(),
+                null,
+                e -> e.opcode(AdminOpcode.SET_FEATURES.code()).cdw(10, fid).cdw(11, value),
+                data,
+                data.capacity(),
+                false);
     }
 
     /**
@@ -138,21 +192,28 @@ final class AdminCommands {
      * @param timeoutNanos the command's timeout, 0 for none
      */
     CompletableFuture<CommandSlot.Completion> trySubmit(AdminOpcode opcode, long timeoutNanos) {
-        CommandSlot s = controller.queues().admin().tryAcquire();
+        CommandQueue q = controller.queues().admin();
+        CommandSlot s = q.tryAcquire();
         if (s == null) {
             return null;
         }
         s.prepare().opcode(opcode.code());
+        pastTheGate(q, s);
         return s.submit(null, 0, 0, timeoutNanos);
     }
 
     private CommandSlot.Completion adminOk(Consumer<SubmissionQueueEntry> fill, ByteBuffer data, int length)
             throws NvmeException {
-        return submitAndWait(controller.queues().admin(), fill, data, length, true);
+        return submitAndWait(controller.queues().admin(), null, fill, data, length, true);
     }
 
     private CommandSlot.Completion submitAndWait(
-            CommandQueue q, Consumer<SubmissionQueueEntry> fill, ByteBuffer data, int length, boolean requireSuccess)
+            CommandQueue q,
+            CommandSlot slot,
+            Consumer<SubmissionQueueEntry> fill,
+            ByteBuffer data,
+            int length,
+            boolean requireSuccess)
             throws NvmeException {
         NvmeException failed = controller.failure();
         if (failed != null) {
@@ -160,21 +221,43 @@ final class AdminCommands {
             throw new NvmeTransportException("controller failed: " + failed.getMessage(), failed);
         }
         long timeoutNanos = controller.timeoutNanos();
-        CommandSlot s = q.acquire(timeoutNanos);
+        if (slot == null && !controller.recovery().isWorker()) {
+            // An application's admin command (or a rescan) while the controller reconnects: wait for it, up to the
+            // command timeout, instead of failing at once (admin commands are not parked; the queue is replaced).
+            q = controller.recovery().awaitNotReconnecting(q, timeoutNanos);
+        }
+        CommandSlot s = slot != null ? slot : q.acquire(timeoutNanos);
         SubmissionQueueEntry e = s.prepare();
         fill.accept(e);
+        pastTheGate(q, s);
         String what = requireSuccess ? s.describe() : null;
         int opcode = e.opcode();
         CompletableFuture<CommandSlot.Completion> f = s.submit(data, 0, length, timeoutNanos);
-        CommandSlot.Completion c = await(f, timeoutNanos);
+        CommandSlot.Completion c = await(f, timeoutNanos, null);
         if (requireSuccess && !c.ok()) {
             throw NvmeStatusException.of(c.status(), opcode, what);
         }
         return c;
     }
 
+    /** The reconnect thread's commands go out on the queue's new connection while the queue is still gated. */
+    private void pastTheGate(CommandQueue q, CommandSlot s) {
+        if (controller.recovery().isWorker()) {
+            s.via(q.transport);
+        }
+    }
+
+    /**
+     * Fabrics Connect of an I/O queue on its new connection during a reconnect, in the queue's
+     * {@link CommandQueue#connectSlot} (CID 0: nothing else is in flight on a new connection).
+     */
+    CommandSlot.Completion reconnect(CommandQueue q, int sqsize, int cntlid) throws NvmeException {
+        return connect(q, q.connectSlot, sqsize, 0, cntlid);
+    }
+
     /** Waits for a command future; the command's own timeout bounds it, the extra margin only guards bugs. */
-    static <T> T await(CompletableFuture<T> f, long timeoutNanos) throws NvmeException {
+    static <T> T await(CompletableFuture<T> f, long timeoutNanos, java.util.function.BooleanSupplier keepWaiting)
+            throws NvmeException {
         boolean interrupted = false;
         try {
             while (true) {
@@ -190,6 +273,9 @@ final class AdminCommands {
                     }
                     throw new NvmeException("command failed: " + cause, cause);
                 } catch (TimeoutException e) {
+                    if (keepWaiting != null && keepWaiting.getAsBoolean()) {
+                        continue;
+                    }
                     throw new NvmeTimeoutException(
                             "no completion within the command timeout (internal error: " + "the timer did not fire)");
                 }
@@ -211,6 +297,10 @@ final class AdminCommands {
             copy = NvmeStatusException.of(se.status(), se.opcode(), se.command());
         } else if (e instanceof NvmeTimeoutException) {
             copy = new NvmeTimeoutException(e.getMessage());
+        } else if (e instanceof NvmeControllerLostException) {
+            copy = new NvmeControllerLostException(e.getMessage(), e.getCause());
+        } else if (e instanceof NvmeFastIoFailException) {
+            copy = new NvmeFastIoFailException(e.getMessage(), e.getCause());
         } else if (e instanceof NvmeTransportException) {
             copy = new NvmeTransportException(e.getMessage(), e.getCause());
         } else {

@@ -4,13 +4,16 @@ import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.Status;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
  * Asynchronous events (nvmeof-protocol.md §3.6): enables the events the host handles, keeps one Asynchronous Event
  * Request outstanding, and handles each completion on the controller's event thread: re-issue the request first, as
- * Linux does, then for "namespace attribute changed" let the {@link NamespaceScanner} rescan. Other events are logged.
+ * Linux does, then for "namespace attribute changed" let the {@link NamespaceScanner} rescan; then every
+ * {@link AsyncEventListener} is told (the multipath layer reads the ANA log on "ANA change"). Events nobody handles
+ * are logged.
  *
  * <p>The event thread is the one that runs {@link NamespaceChangeListener}s; it never runs on a queue's thread.
  */
@@ -24,6 +27,7 @@ final class AsyncEvents {
     private final Controller controller;
     private final NamespaceScanner scanner;
     private final ExecutorService events;
+    private final CopyOnWriteArrayList<AsyncEventListener> listeners = new CopyOnWriteArrayList<>();
 
     AsyncEvents(Controller controller, NamespaceScanner scanner, String threadName) {
         this.controller = controller;
@@ -87,7 +91,7 @@ final class AsyncEvents {
         try {
             if (type == 2 && info == 0x00) {
                 scanner.namespacesChanged();
-            } else {
+            } else if (listeners.isEmpty()) {
                 LOG.log(
                         Level.INFO,
                         String.format("asynchronous event type %d info 0x%02x log 0x%02x ignored", type, info, lid));
@@ -98,6 +102,30 @@ final class AsyncEvents {
                         Level.WARNING,
                         "handling asynchronous event 0x" + Integer.toHexString(dw0) + " failed: " + e.getMessage());
             }
+        }
+        for (AsyncEventListener l : listeners) {
+            try {
+                l.asyncEvent(type, info, lid);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "an asynchronous event listener threw", e);
+            }
+        }
+    }
+
+    void addListener(AsyncEventListener listener) {
+        listeners.add(listener);
+    }
+
+    void removeListener(AsyncEventListener listener) {
+        listeners.remove(listener);
+    }
+
+    /** Runs {@code task} on the event thread (the namespace listeners after a reconnect); dropped once shut down. */
+    void execute(Runnable task) {
+        try {
+            events.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // shut down: the controller is closed
         }
     }
 

@@ -8,7 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 
 /**
- * A byte-addressed view of a {@link Namespace}, like a {@code FileChannel} with positional reads and writes: any
+ * A byte-addressed view of a {@link BlockNamespace} (a {@link Namespace} or a multipath namespace), like a {@code FileChannel} with positional reads and writes: any
  * offset, any length.
  *
  * <p><b>Cost.</b> The aligned middle of a transfer goes straight from or to your buffer, split into commands of at
@@ -31,17 +31,22 @@ public final class BlockDevice {
     private static final int STRIPES = 1024;
     private static final int MAX_BYTES_PER_COMMAND = 1 << 20;
 
-    private final Namespace namespace;
+    private final BlockNamespace namespace;
     private final Semaphore[] locks = new Semaphore[STRIPES];
 
-    BlockDevice(Namespace namespace) {
+    /** A block device over {@code namespace}; {@link BlockNamespace#blockDevice()} keeps one per namespace. */
+    public static BlockDevice of(BlockNamespace namespace) {
+        return new BlockDevice(java.util.Objects.requireNonNull(namespace));
+    }
+
+    private BlockDevice(BlockNamespace namespace) {
         this.namespace = namespace;
         for (int i = 0; i < STRIPES; i++) {
             locks[i] = new Semaphore(1);
         }
     }
 
-    public Namespace namespace() {
+    public BlockNamespace namespace() {
         return namespace;
     }
 
@@ -56,12 +61,23 @@ public final class BlockDevice {
 
     /** Reads {@code dst.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int read(long offset, ByteBuffer dst) throws NvmeException {
-        return Controller.await(readAsync(offset, dst), namespace.controller().timeoutNanos());
+        return await(readAsync(offset, dst));
     }
 
     /** Writes {@code src.remaining()} bytes at {@code offset}; returns that count and advances the position. */
     public int write(long offset, ByteBuffer src) throws NvmeException {
-        return Controller.await(writeAsync(offset, src), namespace.controller().timeoutNanos());
+        return await(writeAsync(offset, src));
+    }
+
+    /**
+     * Waits as the namespace's own blocking forms do: on one controller past the command timeout while it reconnects
+     * ({@code Controller.awaitIo}); on a multipath namespace up to its {@link BlockNamespace#commandTimeout()}.
+     */
+    private <T> T await(CompletableFuture<T> f) throws NvmeException {
+        if (namespace instanceof Namespace ns) {
+            return ns.controller().awaitIo(f);
+        }
+        return Controller.await(f, namespace.commandTimeout().toNanos());
     }
 
     /** Flushes the namespace (nvmeof-protocol.md §4.3). */

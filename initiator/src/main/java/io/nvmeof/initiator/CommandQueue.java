@@ -15,12 +15,25 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A slot whose command timed out stays taken until the controller answers it or the queue closes, so its CID is
  * never reused while the controller may still answer it.
+ *
+ * <p><b>Reconnects.</b> The queue outlives its connections: {@link #transport} is the latest connection and
+ * {@link #live} the one commands go out on, null while the controller reconnects (the gate). Slots keep their
+ * commands across a reconnect (parked, see {@link CommandSlot}); {@link #goLive} sends them on the new connection.
+ * The I/O queue's own Connect goes in {@link #connectSlot} (CID 0 on a new connection, where nothing else is in
+ * flight yet), so it needs no free slot.
  */
 final class CommandQueue {
     final Controller controller;
-    final HostQueue transport;
+    /** The latest connection (open or not). */
+    volatile HostQueue transport;
+    /** The connection commands may go out on; null while gated (reconnecting). */
+    volatile HostQueue live;
+
     final int qid;
     final CommandSlot[] slots;
+    /** The recovery's Connect of this I/O queue on a new connection. */
+    final CommandSlot connectSlot;
+
     private final CommandIdAllocator cids;
 
     /** Set once when the queue is closed or failed: the reason later submissions fail. */
@@ -29,11 +42,13 @@ final class CommandQueue {
     CommandQueue(Controller controller, HostQueue transport, int qid, int size) {
         this.controller = controller;
         this.transport = transport;
+        this.live = transport;
         this.qid = qid;
         this.slots = new CommandSlot[size];
         for (int i = 0; i < size; i++) {
             slots[i] = new CommandSlot(this, i);
         }
+        this.connectSlot = new CommandSlot(this, 0, false);
         this.cids = new CommandIdAllocator(size);
     }
 
@@ -100,6 +115,44 @@ final class CommandQueue {
         for (CommandSlot s : slots) {
             s.checkTimeout(nowNanos);
         }
+        connectSlot.checkTimeout(nowNanos);
+    }
+
+    // ---- reconnects ----
+
+    /** Closes the gate: commands submitted from now on park (or fail), until {@link #goLive}. */
+    void gate() {
+        live = null;
+    }
+
+    /** Closes the current connection (its commands get their transport error); the queue and its slots stay. */
+    void disconnect() {
+        gate();
+        transport.close();
+    }
+
+    /** Makes {@code connection} the queue's connection (gated until {@link #goLive}). */
+    void attach(HostQueue connection) {
+        transport = connection;
+    }
+
+    /** Opens the gate on the attached connection and sends every parked command on it, in CID order. */
+    void goLive() {
+        live = transport;
+        for (CommandSlot s : slots) {
+            s.resumeParked();
+        }
+    }
+
+    /** Fails every parked command (of namespace {@code nsid}, or all with 0); returns how many. */
+    int failParked(int nsid, NvmeException cause) {
+        int n = 0;
+        for (CommandSlot s : slots) {
+            if ((nsid == 0 || s.parkedNsid() == nsid) && s.failParked(cause)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**
@@ -111,7 +164,9 @@ final class CommandQueue {
             closedCause = cause;
         }
         cids.close();
+        live = null;
         transport.close();
+        failParked(0, cause);
     }
 
     String name() {

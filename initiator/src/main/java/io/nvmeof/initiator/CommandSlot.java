@@ -5,6 +5,7 @@ import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.HostCommand;
+import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import java.lang.System.Logger.Level;
@@ -20,11 +21,22 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * free on success) or a future of the raw {@link Completion} (admin and fabrics commands, which check statuses
  * themselves).
  *
- * <p>State, advanced only by compare-and-set so that a response, a transport error and a timeout race safely:
+ * <p>State, advanced only by compare-and-set so that a response, a transport error, a timeout and the controller's
+ * recovery race safely:
  * <pre>
  *   FREE ─acquire─► PREPARING ─submit─► IN_FLIGHT ─response / transport error─► DONE ─callback─► FREE
- *                                           └─deadline passed─► TIMED_OUT ─late response / queue closed─► FREE
+ *                                           ├─deadline passed─► TIMED_OUT ─late response / queue closed─► FREE
+ *   (I/O commands of a controller that reconnects, {@link #retriable()}:)
+ *                                           ├─deadline passed─► EXPIRED ─response─► DONE
+ *                                           │                      └─queue torn down─► PARKED
+ *                                           ├─transport error, or submitted while reconnecting─► PARKED
+ *                                           └─error status without DNR─► IN_FLIGHT again, or RETRY_WAIT (CRD delay)
+ *   PARKED ─queue live again─► IN_FLIGHT (the same CID, SQE and buffer: a retry)
+ *   PARKED ─fast_io_fail_tmo / ctrl_loss_tmo / close─► DONE
+ *   RETRY_WAIT ─its time (timer scan)─► IN_FLIGHT
  * </pre>
+ * A retry allocates nothing: the slot keeps everything it needs. At most {@link #MAX_RETRIES} retries per command, as
+ * the Linux host's nvme_max_retries (RetryRules).
  */
 final class CommandSlot implements HostCommand {
     private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
@@ -33,6 +45,12 @@ final class CommandSlot implements HostCommand {
     static final int IN_FLIGHT = 2;
     static final int DONE = 3;
     static final int TIMED_OUT = 4;
+    static final int EXPIRED = 5;
+    static final int PARKED = 6;
+    static final int RETRY_WAIT = 7;
+    /** Retries of one command: the Linux host's nvme_max_retries default. */
+    static final int MAX_RETRIES = 5;
+
     private static final AtomicIntegerFieldUpdater<CommandSlot> STATE =
             AtomicIntegerFieldUpdater.newUpdater(CommandSlot.class, "state");
 
@@ -59,10 +77,26 @@ final class CommandSlot implements HostCommand {
     private IoCallback callback;
     private Object attachment;
     private CompletableFuture<Completion> future;
+    /** Retries so far (transport errors, timeouts and statuses without DNR). */
+    private int retries;
+    /** When a RETRY_WAIT command goes out again (System.nanoTime). */
+    private long retryAt;
+    /** The connection the command last went out on (to tell a stale error from a current one). */
+    private HostQueue sentOn;
+    /** Set for the controller's own commands during a reconnect: they go on this connection past the gate. */
+    private HostQueue via;
+
+    /** False for {@link CommandQueue#connectSlot}: its CID is not the free list's. */
+    private final boolean pooled;
 
     CommandSlot(CommandQueue queue, int index) {
+        this(queue, index, true);
+    }
+
+    CommandSlot(CommandQueue queue, int index, boolean pooled) {
         this.queue = queue;
         this.index = index;
+        this.pooled = pooled;
         sqe.wrap(ByteBuffer.allocateDirect(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN), 0);
     }
 
@@ -82,6 +116,7 @@ final class CommandSlot implements HostCommand {
         this.callback = cb;
         this.attachment = att;
         this.future = null;
+        this.retries = 0;
         send(buf, off, len, timeout);
     }
 
@@ -95,18 +130,57 @@ final class CommandSlot implements HostCommand {
         return f;
     }
 
+    private void release() {
+        if (pooled) {
+            queue.release(this);
+        }
+    }
+
+    /** Sends this command on {@code connection} even while the queue is gated (the recovery's own commands). */
+    CommandSlot via(HostQueue connection) {
+        this.via = connection;
+        return this;
+    }
+
     private void send(ByteBuffer buf, int off, int len, long timeout) {
         this.data = len == 0 ? null : buf;
         this.dataOffset = off;
         this.dataLength = len;
         this.timeoutNanos = timeout;
-        this.deadline = timeout <= 0 ? 0 : System.nanoTime() + timeout;
         STATE.lazySet(this, IN_FLIGHT);
+        dispatch();
+    }
+
+    /**
+     * Sends the command (state IN_FLIGHT) on the queue's live connection: the first time, or again as a retry. While
+     * the controller reconnects (no live connection) a retriable command parks and the others fail.
+     */
+    void dispatch() {
+        this.deadline = timeoutNanos <= 0 ? 0 : System.nanoTime() + timeoutNanos;
+        HostQueue v = via;
+        HostQueue t = v != null ? v : queue.live;
+        if (t == null) {
+            if (retriable() && STATE.compareAndSet(this, IN_FLIGHT, PARKED)) {
+                afterPark(null);
+            } else if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
+                finish(0, 0, 0, queue.controller.recovery().notLiveError(describe()));
+            }
+            return;
+        }
+        sentOn = t;
         try {
-            queue.transport.submit(this);
+            t.submit(this);
         } catch (RuntimeException e) {
-            // IllegalStateException: the queue is closed and the command was not taken (HostQueue.submit).
-            if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
+            // IllegalStateException: the connection is closed and the command was not taken (HostQueue.submit).
+            if (v == null && retriable() && STATE.compareAndSet(this, IN_FLIGHT, PARKED)) {
+                queue.controller
+                        .recovery()
+                        .connectionLost(
+                                queue,
+                                t,
+                                new NvmeTransportException(queue.name() + " is closed: " + e.getMessage(), e));
+                afterPark(t);
+            } else if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
                 NvmeException cause = queue.closedCause;
                 finish(
                         0,
@@ -117,6 +191,72 @@ final class CommandSlot implements HostCommand {
                                 : new NvmeTransportException(queue.name() + " is closed: " + describe(), e));
             }
         }
+    }
+
+    /**
+     * Whether this command is retried across a reconnect: an I/O command (callback form) of a controller that
+     * reconnects, not one of the controller's own commands.
+     */
+    boolean retriable() {
+        return future == null && callback != null && via == null && queue.qid != 0 && queue.controller.reconnects();
+    }
+
+    /**
+     * After parking: the other side of the hand-off with the recovery ({@link CommandQueue#goLive}, {@link
+     * #failParked}). If the queue went live on another connection than {@code failedOn} meanwhile, go out there; if the
+     * controller was lost (or fast_io_fail_tmo passed), fail. Whoever moves the state out of PARKED first does it.
+     */
+    private void afterPark(HostQueue failedOn) {
+        NvmeException dead = queue.controller.recovery().parkedFailure();
+        if (dead != null) {
+            failParked(dead);
+            return;
+        }
+        HostQueue t = queue.live;
+        if (t != null && t != failedOn && STATE.compareAndSet(this, PARKED, IN_FLIGHT)) {
+            retries++;
+            dispatch();
+        }
+    }
+
+    /** Sends a parked command again (the queue is live again); false if it was not parked. */
+    boolean resumeParked() {
+        if (state == PARKED && STATE.compareAndSet(this, PARKED, IN_FLIGHT)) {
+            retries++;
+            dispatch();
+            return true;
+        }
+        return false;
+    }
+
+    /** Fails a parked (or retry-waiting) command with {@code cause}; false if it was neither. */
+    boolean failParked(NvmeException cause) {
+        int s = state;
+        if ((s == PARKED || s == RETRY_WAIT) && STATE.compareAndSet(this, s, DONE)) {
+            String what = describe() + " did not complete: " + cause.getMessage();
+            finish(
+                    0,
+                    0,
+                    0,
+                    cause instanceof NvmeFastIoFailException
+                            ? new NvmeFastIoFailException(what, cause)
+                            : cause instanceof NvmeControllerLostException
+                                    ? new NvmeControllerLostException(what, cause)
+                                    : new NvmeTransportException(what, cause));
+            return true;
+        }
+        return false;
+    }
+
+    /** Whether the slot is free (the recovery checks its spare Connect slot before reusing it). */
+    boolean isFree() {
+        return state == FREE;
+    }
+
+    /** The namespace of this command if it is parked or waiting to be retried, else 0. */
+    int parkedNsid() {
+        int s = state;
+        return s == PARKED || s == RETRY_WAIT ? sqe.nsid() : 0;
     }
 
     // ---- HostCommand ----
@@ -143,24 +283,52 @@ final class CommandSlot implements HostCommand {
 
     @Override
     public void onResponse(CompletionQueueEntry response) {
-        if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
+        if (STATE.compareAndSet(this, IN_FLIGHT, DONE) || STATE.compareAndSet(this, EXPIRED, DONE)) {
             int status = response.status();
             NvmeException error = null;
             if (future == null && !Status.isSuccess(status)) {
+                if (retriable() && RetryRules.mayRetry(status, retries)) {
+                    retryAfter(RetryRules.delayNanos(status, queue.controller.commandRetryDelays()));
+                    return;
+                }
                 error = NvmeStatusException.of(status, sqe.opcode(), describe());
             }
             finish(response.dw0(), response.dw1(), status, error);
         } else if (STATE.compareAndSet(this, TIMED_OUT, FREE)) {
-            queue.release(this); // the late answer of a timed-out command: only now may its CID be reused
+            release(); // the late answer of a timed-out command: only now may its CID be reused
         }
     }
 
     @Override
     public void onTransportError(Throwable cause) {
-        if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
+        if (retries < MAX_RETRIES
+                && retriable()
+                && (STATE.compareAndSet(this, IN_FLIGHT, PARKED) || STATE.compareAndSet(this, EXPIRED, PARKED))) {
+            // Its outcome is unknown: it goes again once the controller is back (the Linux host requeues it too).
+            afterPark(sentOn);
+        } else if (STATE.compareAndSet(this, IN_FLIGHT, DONE)) {
             finish(0, 0, 0, transportError(cause));
+        } else if (STATE.compareAndSet(this, EXPIRED, DONE)) {
+            finish(
+                    0,
+                    0,
+                    0,
+                    new NvmeTimeoutException(describe() + " on " + queue.name() + " got no answer within "
+                            + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms, " + retries + " retries"));
         } else if (STATE.compareAndSet(this, TIMED_OUT, FREE)) {
-            queue.release(this);
+            release();
+        }
+    }
+
+    /** An error status the retry rules retry: at once, or after the Command Retry Delay on the timer's scan. */
+    private void retryAfter(long delayNanos) {
+        retries++;
+        if (delayNanos <= 0) {
+            STATE.lazySet(this, IN_FLIGHT);
+            dispatch();
+        } else {
+            retryAt = System.nanoTime() + delayNanos;
+            STATE.set(this, RETRY_WAIT);
         }
     }
 
@@ -178,11 +346,32 @@ final class CommandSlot implements HostCommand {
 
     /** Called by the timer thread. */
     void checkTimeout(long now) {
-        if (state != IN_FLIGHT) {
+        int s = state;
+        if (s == RETRY_WAIT) {
+            if (now - retryAt >= 0 && STATE.compareAndSet(this, RETRY_WAIT, IN_FLIGHT)) {
+                dispatch();
+            }
+            return;
+        }
+        if (s != IN_FLIGHT) {
             return;
         }
         long d = deadline;
         if (d == 0 || now - d < 0) {
+            return;
+        }
+        if (retriable() && retries < MAX_RETRIES) {
+            // Not told yet: the controller reconnects (Linux's timeout handler starts error recovery) and the command
+            // is retried, unless its answer comes first.
+            if (STATE.compareAndSet(this, IN_FLIGHT, EXPIRED)) {
+                queue.controller
+                        .recovery()
+                        .connectionLost(
+                                queue,
+                                sentOn,
+                                new NvmeTimeoutException(describe() + " on " + queue.name() + " got no answer within "
+                                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms"));
+            }
             return;
         }
         if (STATE.compareAndSet(this, IN_FLIGHT, TIMED_OUT)) {
@@ -190,7 +379,7 @@ final class CommandSlot implements HostCommand {
                     + " got no answer within " + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms");
             deliver(0, 0, 0, e);
             // The slot stays TIMED_OUT (its CID unusable) until an answer or the queue's close gives it back.
-            queue.controller.commandTimedOut(e);
+            queue.controller.recovery().commandTimedOut(queue, sentOn, e);
         }
     }
 
@@ -206,8 +395,9 @@ final class CommandSlot implements HostCommand {
         attachment = null;
         future = null;
         data = null;
+        via = null;
         STATE.lazySet(this, FREE);
-        queue.release(this);
+        release();
         callBack(cb, att, f, dw0, dw1, status, error);
     }
 
@@ -219,6 +409,7 @@ final class CommandSlot implements HostCommand {
         attachment = null;
         future = null;
         data = null;
+        via = null;
         callBack(cb, att, f, dw0, dw1, status, error);
     }
 

@@ -20,10 +20,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * §7.8), see {@link ControllerBringUp}. Keep Alive goes out every KATO/2 ({@link ControllerTimer}); namespace changes
  * arrive as asynchronous events ({@link AsyncEvents}, {@link NamespaceScanner}).
  *
- * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout <em>fails</em> the controller, as the
- * Linux host's error recovery tears down every connection (nvmeof-protocol.md §7.3): every outstanding command completes with
- * {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out), later commands fail at
- * once, and {@link #failure()} says why. There is no automatic reconnect: connect again.
+ * <p>Failure model: a dead connection, a Keep Alive failure or a command timeout starts the Linux host's error
+ * recovery and <em>reconnect</em> ({@link ControllerRecovery}, nvmeof-protocol.md §7.3): the state goes LIVE →
+ * RECONNECTING, I/O waits in its command slots, an attempt every {@link #reconnectDelay()}, and once the controller is
+ * back (same subsystem, namespaces the same by NGUID/EUI64/UUID) every command that did not complete is sent again
+ * ({@link RetryRules}). After {@link #fastIoFailTimeout()} waiting I/O fails with {@link NvmeFastIoFailException};
+ * after {@link #ctrlLossTimeout()} the controller is FAILED and every command fails with
+ * {@link NvmeControllerLostException}. With ctrl_loss_tmo 0 the first failure is final: every outstanding command
+ * completes with {@link NvmeTransportException} (or {@link NvmeTimeoutException} for the one that timed out). States:
+ * {@link #state()}, {@link ControllerStateListener}. This object, its {@link Namespace}s and {@link BlockDevice}s stay
+ * valid across reconnects.
  *
  * <p>This class is the public face and owns the lifecycle (open, fail, close); each part of the work is a
  * package-private class of its own: {@link ControllerBringUp}, {@link AdminCommands}, {@link ControllerRegisters},
@@ -46,17 +52,29 @@ public final class Controller implements AutoCloseable {
     private final ControllerTimer timer;
     private final NamespaceScanner namespaces;
     private final AsyncEvents events;
+    private final ControllerStates states;
+    private final ControllerRecovery recovery;
+    /**
+     * DH-HMAC-CHAP with the options' or the URI's secrets, or null without any (docs/security.md); the first bring-up
+     * and every reconnect authenticate with it.
+     */
+    private final HostAuthentication authentication;
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
     private volatile NvmeException failure;
 
-    // Set by ControllerBringUp on the connecting thread before open() returns; not changed afterwards.
+    /** CRDT1..3 in milliseconds once ACRE is enabled (Host Behavior Support), else null (RetryRules). */
+    volatile int[] commandRetryDelays;
+
+    // Set by ControllerBringUp on the connecting thread before open() returns, and by a reconnect before the gates
+    // open again.
     /** The controller ID the admin Connect returned. */
-    int cntlid;
+    volatile int cntlid;
     /** The raw Identify Controller page. */
-    ByteBuffer identifyPage;
+    volatile ByteBuffer identifyPage;
     /** Identify Controller, decoded; null while connecting. */
-    ControllerIdentity identity;
+    volatile ControllerIdentity identity;
     /** Entries per I/O queue. */
     int ioQueueSize;
     /** In-capsule data bytes allowed on I/O queues. */
@@ -74,16 +92,35 @@ public final class Controller implements AutoCloseable {
         this.timer = new ControllerTimer(this, "nvmeof-ctrl-" + id + "-timer");
         this.namespaces = new NamespaceScanner(this);
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
+        this.states = new ControllerStates(this, options.stateListeners(), "nvmeof-ctrl-" + id + "-state");
+        this.recovery = new ControllerRecovery(this, "nvmeof-ctrl-" + id + "-reconnect");
+        DhchapKeys keys = options.dhchap() != null ? options.dhchap() : uri.dhchap();
+        this.authentication = keys == null ? null : new HostAuthentication(this, keys);
     }
 
     /** Connects and brings the controller up; on any failure everything opened so far is closed again. */
     static Controller open(NvmeUri uri, ConnectOptions options) throws NvmeException {
+        if (uri.isMultipath()) {
+            throw new IllegalArgumentException(
+                    "'" + uri + "' gives " + uri.addresses().size() + " addresses: a "
+                            + "controller has one; use io.nvmeof.initiator.multipath.MultipathNamespace.connect for the "
+                            + "namespace over all of them, or NvmeUri.paths() for one controller each");
+        }
         Controller c = new Controller(uri, options);
         try {
             new ControllerBringUp(c).run();
         } catch (NvmeException | RuntimeException | Error e) {
+            c.states.changeFromAny(
+                    ControllerState.FAILED,
+                    "connect failed: " + e.getMessage(),
+                    e instanceof NvmeException ne ? ne : new NvmeException(String.valueOf(e.getMessage()), e));
             c.abort();
             throw e;
+        }
+        if (!c.states.change(ControllerState.CONNECTING, ControllerState.LIVE, "connected", null)) {
+            NvmeException f = c.failure;
+            c.abort();
+            throw f != null ? f : new NvmeTransportException("the controller failed while connecting");
         }
         LOG.log(Level.INFO, () -> "connected " + c);
         return c;
@@ -113,9 +150,7 @@ public final class Controller implements AutoCloseable {
             throw new IllegalArgumentException(
                     "entry for " + entry.subnqn() + " is a " + entry.subtypeName() + ", not an NVM subsystem");
         }
-        return open(
-                uri.forEntry(entry),
-                new ConnectOptions(host, options.connectTimeout(), options.transport(), options.ioMode()));
+        return open(uri.forEntry(entry), options.withHostIdentity(host));
     }
 
     /**
@@ -221,6 +256,59 @@ public final class Controller implements AutoCloseable {
         return options.ioMode() != null ? options.ioMode() : uri.ioMode();
     }
 
+    /** keep_alive_tmo (KATO) in milliseconds: the options', else the URI's; 0 when off. */
+    public int keepAliveTimeoutMillis() {
+        return options.keepAliveTmo() != null
+                ? (int) Math.min(Integer.MAX_VALUE, options.keepAliveTmo().toMillis())
+                : uri.katoMillis();
+    }
+
+    /** reconnect_delay: the options', else the URI's. */
+    public Duration reconnectDelay() {
+        return options.reconnectDelay() != null ? options.reconnectDelay() : uri.reconnectDelay();
+    }
+
+    /**
+     * ctrl_loss_tmo: the options', else the URI's; negative: for ever ({@link NvmeUri#NEVER}); zero: no reconnect.
+     * Always zero for a discovery controller.
+     */
+    public Duration ctrlLossTimeout() {
+        if (uri.isDiscovery()) {
+            return Duration.ZERO;
+        }
+        return options.ctrlLossTmo() != null ? options.ctrlLossTmo() : uri.ctrlLossTmo();
+    }
+
+    /** fast_io_fail_tmo: the options', else the URI's; negative: off. */
+    public Duration fastIoFailTimeout() {
+        return options.fastIoFailTmo() != null ? options.fastIoFailTmo() : uri.fastIoFailTmo();
+    }
+
+    /** Whether a lost connection is reconnected (ctrl_loss_tmo ≠ 0 and not a discovery controller). */
+    boolean reconnects() {
+        return !ctrlLossTimeout().isZero();
+    }
+
+    // ---- state (ControllerState) ----
+
+    /** The controller's state now (see {@link ControllerState}). */
+    public ControllerState state() {
+        return states.get();
+    }
+
+    /**
+     * Adds a listener told each later state change, on the controller's state thread (see
+     * {@link ControllerStateListener}). To see CONNECTING and the first LIVE too, use
+     * {@link ConnectOptions.Builder#stateListener}.
+     */
+    public void addStateListener(ControllerStateListener listener) {
+        states.addListener(Objects.requireNonNull(listener));
+    }
+
+    public void removeStateListener(ControllerStateListener listener) {
+        states.removeListener(listener);
+    }
+
     /** The per-command timeout. */
     public Duration commandTimeout() {
         return uri.timeout();
@@ -272,6 +360,19 @@ public final class Controller implements AutoCloseable {
     }
 
     /**
+     * Adds a listener for every asynchronous event the controller reports (see {@link AsyncEventListener}), e.g. ANA
+     * change notices. The controller enables the events of OAES it knows (namespace attribute, firmware activation,
+     * ANA change, discovery log change).
+     */
+    public void onAsyncEvent(AsyncEventListener listener) {
+        events.addListener(Objects.requireNonNull(listener));
+    }
+
+    public void removeAsyncEventListener(AsyncEventListener listener) {
+        events.removeListener(listener);
+    }
+
+    /**
      * A direct, little-endian buffer of {@code size} bytes for I/O data, from the transport. Over NVMe/RDMA it is
      * memory registered with the RNIC: commands on any of this controller's queues whose buffer is this one, or a
      * slice or duplicate of it, move their data <b>with no copy on the host</b> (the controller reads and writes it
@@ -311,20 +412,9 @@ public final class Controller implements AutoCloseable {
         return !closed.get() && failure == null;
     }
 
-    /** A command timed out: fail the controller (its queues close, every other command fails), nvmeof-protocol.md §7.3. */
-    void commandTimedOut(NvmeTimeoutException e) {
-        fail(new NvmeTimeoutException("controller failed: " + e.getMessage()));
-    }
-
-    /** A queue closed on its own (connection lost, target closed it): fail the controller unless it is closing. */
-    void queueClosed(CommandQueue q, Throwable cause) {
-        if (closing) {
-            return;
-        }
-        fail(new NvmeTransportException(
-                q.name() + " of " + uri.connectNqn() + " at " + hostPort() + " closed"
-                        + (cause != null ? ": " + cause.getMessage() : ""),
-                cause));
+    /** ctrl_loss_tmo passed (or the controller came back as another one): FAILED, every waiting command fails. */
+    void lost(NvmeControllerLostException cause) {
+        fail(cause);
     }
 
     /** Fails the controller: closes every queue without writing CC (error recovery, nvmeof-protocol.md §7.3). Idempotent. */
@@ -335,13 +425,33 @@ public final class Controller implements AutoCloseable {
             }
             failure = cause;
         }
+        states.changeFromAny(ControllerState.FAILED, cause.getMessage(), cause);
         LOG.log(
                 Level.WARNING,
                 "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " failed: "
                         + cause.getMessage());
         // The timeout scan keeps running: commands the transport never answers still need their deadline.
         timer.stopKeepAlive();
+        recovery.shutdown();
         queues.closeAll(cause);
+    }
+
+    /** Successful reconnects so far (the perf report counts them). */
+    public long reconnectCount() {
+        return recovery.reconnects();
+    }
+
+    /** The states, for the recovery. */
+    ControllerStates states() {
+        return states;
+    }
+
+    ControllerRecovery recovery() {
+        return recovery;
+    }
+
+    int[] commandRetryDelays() {
+        return commandRetryDelays;
     }
 
     NvmeException failureCause() {
@@ -352,10 +462,16 @@ public final class Controller implements AutoCloseable {
     NvmeException unusable() {
         NvmeException f = failure;
         if (f != null) {
-            return new NvmeTransportException("controller failed: " + f.getMessage(), f);
+            return f instanceof NvmeControllerLostException
+                    ? new NvmeControllerLostException(f.getMessage(), f)
+                    : new NvmeTransportException("controller failed: " + f.getMessage(), f);
         }
         if (closed.get()) {
             return new NvmeTransportException("the controller is closed");
+        }
+        NvmeException fast = recovery.fastFail();
+        if (fast != null) {
+            return new NvmeFastIoFailException(fast.getMessage(), fast);
         }
         return null;
     }
@@ -365,9 +481,49 @@ public final class Controller implements AutoCloseable {
         return !closing && failure == null;
     }
 
+    /** Whether a Keep Alive may go out now: running and LIVE (not while reconnecting). */
+    boolean isLive() {
+        return isRunning() && states.get() == ControllerState.LIVE;
+    }
+
     /** close() or a failed bring-up has started: queue closes and late completions are expected. */
     boolean isClosing() {
         return closing;
+    }
+
+    // ---- in-band authentication (docs/security.md) ----
+
+    /**
+     * Runs DH-HMAC-CHAP again on the admin queue and then on every I/O queue, as the Linux host does when its secret
+     * changes (re-authentication, NVMe Base 2.0 §8.13). I/O may go on meanwhile; a failure fails the controller.
+     * Only while LIVE: a reconnect authenticates every new queue itself.
+     *
+     * @throws IllegalStateException  if this controller has no DH-HMAC-CHAP secret
+     * @throws NvmeTransportException if the controller is not LIVE (reconnecting, failed or closed)
+     */
+    public void reauthenticate() throws NvmeException {
+        if (authentication == null) {
+            throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
+        }
+        ControllerState s = state();
+        if (s != ControllerState.LIVE) {
+            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
+                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
+        }
+        try {
+            authentication.authenticate(queues.admin(), null);
+            for (CommandQueue q : queues.io()) {
+                authentication.authenticate(q, null);
+            }
+        } catch (NvmeAuthenticationException e) {
+            fail(e);
+            throw e;
+        }
+    }
+
+    /** The host's side of DH-HMAC-CHAP, or null without a secret. */
+    HostAuthentication authentication() {
+        return authentication;
     }
 
     // ---- parts, for each other ----
@@ -415,7 +571,21 @@ public final class Controller implements AutoCloseable {
 
     /** Waits for a command future (the blocking forms of {@link Namespace} and {@link BlockDevice}). */
     static <T> T await(java.util.concurrent.CompletableFuture<T> f, long timeoutNanos) throws NvmeException {
-        return AdminCommands.await(f, timeoutNanos);
+        return AdminCommands.await(f, timeoutNanos, null);
+    }
+
+    /**
+     * Waits for an I/O command's future: past the command timeout too while the controller reconnects (the command
+     * is parked, and ctrl_loss_tmo or close() bounds the wait).
+     */
+    <T> T awaitIo(java.util.concurrent.CompletableFuture<T> f) throws NvmeException {
+        return AdminCommands.await(f, timeoutNanos, this::mayStillComplete);
+    }
+
+    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
+    private boolean mayStillComplete() {
+        ControllerState s = states.get();
+        return reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
     }
 
     String hostPort() {
@@ -441,6 +611,8 @@ public final class Controller implements AutoCloseable {
             closing = true;
         }
         timer.stopKeepAlive();
+        recovery.shutdown();
+        orderly &= states.get() == ControllerState.LIVE;
         queues.closeIo(cause);
         if (orderly && registers.enabled() && queues.admin() != null) {
             try {
@@ -453,6 +625,8 @@ public final class Controller implements AutoCloseable {
         timer.shutdown();
         events.shutdown();
         namespaces.deactivateAll();
+        states.changeFromAny(ControllerState.DELETED, "closed", null);
+        states.shutdown();
         LOG.log(Level.INFO, () -> "closed controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort());
     }
 
@@ -460,9 +634,11 @@ public final class Controller implements AutoCloseable {
     private void abort() {
         closed.set(true);
         closing = true;
+        recovery.shutdown();
         queues.closeAll(new NvmeTransportException("connect failed"));
         timer.shutdown();
         events.shutdown();
+        states.shutdown();
     }
 
     @Override

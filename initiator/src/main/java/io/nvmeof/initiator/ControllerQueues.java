@@ -42,7 +42,7 @@ final class ControllerQueues {
                     "the " + transport.name() + " transport cannot connect to controllers yet: " + e.getMessage(), e);
         }
         CommandQueue q = new CommandQueue(controller, hq, qid, options.queueSize());
-        hq.onClose(cause -> controller.queueClosed(q, cause));
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
         if (qid == 0) {
             admin = q;
         } else {
@@ -51,6 +51,93 @@ final class ControllerQueues {
             io = more; // visible to close() if a later queue fails
         }
         return q;
+    }
+
+    /**
+     * A reconnect: connects I/O queue {@code q} again at transport level and attaches the new connection to it, still
+     * gated (its commands stay parked until {@link #goLiveAll}). The fabrics Connect is the caller's, in
+     * {@link CommandQueue#connectSlot}.
+     */
+    void reopen(CommandQueue q, Transport transport, HostQueueOptions options) throws NvmeException {
+        HostQueue hq = connect(transport, options);
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
+        q.attach(hq);
+    }
+
+    private HostQueue connect(Transport transport, HostQueueOptions options) throws NvmeException {
+        int qid = options.qid();
+        try {
+            return transport.connect(options);
+        } catch (IOException e) {
+            throw new NvmeTransportException(
+                    "cannot connect " + (qid == 0 ? "the admin queue" : "I/O queue " + qid) + " to "
+                            + controller.uri().transport() + "://" + controller.hostPort() + ": " + e.getMessage(),
+                    e);
+        } catch (UnsupportedOperationException e) {
+            throw new NvmeTransportException(
+                    "the " + transport.name() + " transport cannot connect to controllers yet: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A new admin queue for a reconnect, gated: only the reconnect thread's commands go out on it until
+     * {@link #goLiveAll}. The old one (already disconnected) is dropped.
+     */
+    CommandQueue reopenAdmin(Transport transport, HostQueueOptions options) throws NvmeException {
+        HostQueue hq = connect(transport, options);
+        CommandQueue q = new CommandQueue(controller, hq, 0, options.queueSize());
+        q.gate();
+        hq.onClose(cause -> controller.recovery().queueClosed(q, hq, cause));
+        CommandQueue old = admin;
+        admin = q;
+        if (old != null) {
+            old.close(new NvmeTransportException("the admin queue was replaced by a reconnect"));
+        }
+        return q;
+    }
+
+    // ---- reconnects (ControllerRecovery) ----
+
+    /** Every queue gated: new commands park (I/O) or fail (admin). */
+    void gateAll() {
+        CommandQueue a = admin;
+        if (a != null) {
+            a.gate();
+        }
+        for (CommandQueue q : io) {
+            q.gate();
+        }
+    }
+
+    /** Closes every connection; the queues and their parked commands stay. */
+    void disconnectAll() {
+        for (CommandQueue q : io) {
+            q.disconnect();
+        }
+        CommandQueue a = admin;
+        if (a != null) {
+            a.disconnect();
+        }
+    }
+
+    /** Opens every gate on the new connections; the parked commands go out. */
+    void goLiveAll() {
+        CommandQueue a = admin;
+        if (a != null) {
+            a.goLive();
+        }
+        for (CommandQueue q : io) {
+            q.goLive();
+        }
+    }
+
+    /** Fails the parked commands of namespace {@code nsid} (0: all); returns how many. */
+    int failParked(int nsid, NvmeException cause) {
+        int n = 0;
+        for (CommandQueue q : io) {
+            n += q.failParked(nsid, cause);
+        }
+        return n;
     }
 
     /** The admin queue, or null before it is open. */

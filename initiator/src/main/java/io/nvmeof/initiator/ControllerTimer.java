@@ -2,6 +2,7 @@ package io.nvmeof.initiator;
 
 import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.HostQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -41,16 +42,19 @@ final class ControllerTimer {
      * TBKAS).
      */
     void startKeepAlive(long katoMillis) {
+        stopKeepAlive();
         long period = Math.max(1, katoMillis / 2);
         keepAlive = timer.scheduleAtFixedRate(() -> sendKeepAlive(katoMillis), period, period, TimeUnit.MILLISECONDS);
     }
 
     private void sendKeepAlive(long katoMillis) {
-        if (!controller.isRunning()) {
+        if (!controller.isLive()) {
             return;
         }
-        // The Keep Alive itself times out after KATO, which fails the controller like Linux's error recovery
-        // (nvmeof-protocol.md §3.5).
+        // The Keep Alive itself times out after KATO, which starts the error recovery like Linux's
+        // (nvmeof-protocol.md §3.5): a reconnect, or the controller fails.
+        CommandQueue admin = controller.queues().admin();
+        HostQueue connection = admin.transport;
         CompletableFuture<CommandSlot.Completion> f =
                 controller.commands().trySubmit(AdminOpcode.KEEP_ALIVE, TimeUnit.MILLISECONDS.toNanos(katoMillis));
         if (f == null) {
@@ -61,14 +65,28 @@ final class ControllerTimer {
                 return;
             }
             if (err != null) {
-                controller.fail(
-                        err instanceof NvmeException ne
-                                ? ne
-                                : new NvmeTransportException("Keep Alive failed: " + err, err));
+                controller
+                        .recovery()
+                        .connectionLost(
+                                admin,
+                                connection,
+                                err instanceof NvmeException ne
+                                        ? ne
+                                        : new NvmeTransportException("Keep Alive failed: " + err, err));
             } else if (!c.ok()) {
-                controller.fail(new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
+                controller
+                        .recovery()
+                        .connectionLost(
+                                admin,
+                                connection,
+                                new NvmeTransportException("Keep Alive failed: " + Status.toString(c.status())));
             }
         });
+    }
+
+    /** Runs {@code task} once after {@code delayNanos} on the timer thread (ctrl_loss_tmo, fast_io_fail_tmo). */
+    ScheduledFuture<?> schedule(Runnable task, long delayNanos) {
+        return timer.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
     }
 
     /** Stops Keep Alive; the timeout scan goes on. */

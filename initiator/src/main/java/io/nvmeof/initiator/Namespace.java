@@ -36,7 +36,7 @@ import java.util.concurrent.CompletableFuture;
  * timeout with {@link NvmeTimeoutException} (and the controller fails, see {@link Controller}); a lost connection
  * with {@link NvmeTransportException}. Arguments out of range throw {@link IllegalArgumentException} at once.
  */
-public final class Namespace {
+public final class Namespace implements BlockNamespace {
     /** NLB is a 16-bit 0's based field (nvmeof-protocol.md §4.2): at most 65536 blocks per command. */
     public static final int MAX_NLB = 65536;
     /**
@@ -88,31 +88,37 @@ public final class Namespace {
         return controller;
     }
 
+    @Override
     public int nsid() {
         return nsid;
     }
 
     /** Identify Namespace, decoded. */
+    @Override
     public NamespaceIdentity identity() {
         return identity;
     }
 
     /** Size in bytes. */
+    @Override
     public long sizeBytes() {
         return identity.sizeBytes();
     }
 
     /** Logical block size in bytes. */
+    @Override
     public int blockSize() {
         return identity.blockSize();
     }
 
     /** Number of logical blocks (NSZE). */
+    @Override
     public long blockCount() {
         return identity.nsze();
     }
 
     /** Whether the namespace is write protected (NSATTR bit 0). */
+    @Override
     public boolean readOnly() {
         return identity.readOnly();
     }
@@ -132,7 +138,14 @@ public final class Namespace {
         return identity.uuid();
     }
 
+    /** The controller's per-command timeout. */
+    @Override
+    public java.time.Duration commandTimeout() {
+        return controller.commandTimeout();
+    }
+
     /** False once the namespace went away or the controller was closed. */
+    @Override
     public boolean isActive() {
         return active && controller.isOpen();
     }
@@ -141,6 +154,7 @@ public final class Namespace {
      * The most blocks one read, write or compare may move: the NLB limit (nvmeof-protocol.md §4.2), MDTS (nvmeof-protocol.md §3.2.1) and
      * {@link #MAX_TRANSFER_BYTES}.
      */
+    @Override
     public int maxBlocksPerCommand() {
         int mdts = controller.identity().mdts();
         long bytes = MAX_TRANSFER_BYTES;
@@ -155,6 +169,7 @@ public final class Namespace {
      * A buffer for {@code blocks} blocks of I/O data: {@link Controller#allocateBuffer} (over NVMe/RDMA, commands
      * using it or slices of it move their data with no copy on the host).
      */
+    @Override
     public ByteBuffer allocateBuffer(int blocks) throws NvmeException {
         if (blocks <= 0 || (long) blocks * blockSize() > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("blocks must be 1.." + Integer.MAX_VALUE / blockSize() + ": " + blocks);
@@ -163,13 +178,14 @@ public final class Namespace {
     }
 
     /** A byte-addressed view of this namespace. */
+    @Override
     public BlockDevice blockDevice() {
         BlockDevice d = blockDevice;
         if (d == null) {
             synchronized (this) {
                 d = blockDevice;
                 if (d == null) {
-                    d = new BlockDevice(this);
+                    d = BlockDevice.of(this);
                     blockDevice = d;
                 }
             }
@@ -185,20 +201,24 @@ public final class Namespace {
     // ---- Read (0x02) ----
 
     /** Reads {@code blocks} blocks from {@code lba} into {@code dst} and waits. */
+    @Override
     public void read(long lba, int blocks, ByteBuffer dst) throws NvmeException {
-        Controller.await(readAsync(lba, blocks, dst), controller.timeoutNanos());
+        controller.awaitIo(readAsync(lba, blocks, dst));
     }
 
+    @Override
     public CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         read(lba, blocks, dst, FUTURE, f);
         return f;
     }
 
+    @Override
     public void read(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
         io(true, NvmOpcode.READ.code(), lba, blocks, dst, true, callback, attachment);
     }
 
+    @Override
     public boolean tryRead(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
         return io(false, NvmOpcode.READ.code(), lba, blocks, dst, true, callback, attachment);
     }
@@ -206,20 +226,24 @@ public final class Namespace {
     // ---- Write (0x01) ----
 
     /** Writes {@code blocks} blocks from {@code src} at {@code lba} and waits. */
+    @Override
     public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
-        Controller.await(writeAsync(lba, blocks, src), controller.timeoutNanos());
+        controller.awaitIo(writeAsync(lba, blocks, src));
     }
 
+    @Override
     public CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         write(lba, blocks, src, FUTURE, f);
         return f;
     }
 
+    @Override
     public void write(long lba, int blocks, ByteBuffer src, IoCallback callback, Object attachment) {
         io(true, NvmOpcode.WRITE.code(), lba, blocks, src, false, callback, attachment);
     }
 
+    @Override
     public boolean tryWrite(long lba, int blocks, ByteBuffer src, IoCallback callback, Object attachment) {
         return io(false, NvmOpcode.WRITE.code(), lba, blocks, src, false, callback, attachment);
     }
@@ -230,20 +254,24 @@ public final class Namespace {
      * Compares the blocks at {@code lba} with {@code expected} and waits. A mismatch throws
      * {@link NvmeStatusException} with Compare Failure (SCT 2, SC 0x85, nvmeof-protocol.md §4.2).
      */
+    @Override
     public void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException {
-        Controller.await(compareAsync(lba, blocks, expected), controller.timeoutNanos());
+        controller.awaitIo(compareAsync(lba, blocks, expected));
     }
 
+    @Override
     public CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         compare(lba, blocks, expected, FUTURE, f);
         return f;
     }
 
+    @Override
     public void compare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
         io(true, NvmOpcode.COMPARE.code(), lba, blocks, expected, false, callback, attachment);
     }
 
+    @Override
     public boolean tryCompare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
         return io(false, NvmOpcode.COMPARE.code(), lba, blocks, expected, false, callback, attachment);
     }
@@ -251,20 +279,24 @@ public final class Namespace {
     // ---- Flush (0x00) ----
 
     /** Makes completed writes durable (Flush, nvmeof-protocol.md §4.3) and waits. */
+    @Override
     public void flush() throws NvmeException {
-        Controller.await(flushAsync(), controller.timeoutNanos());
+        controller.awaitIo(flushAsync());
     }
 
+    @Override
     public CompletableFuture<Void> flushAsync() {
         CompletableFuture<Void> f = new CompletableFuture<>();
         flush(FUTURE, f);
         return f;
     }
 
+    @Override
     public void flush(IoCallback callback, Object attachment) {
         submit(true, NvmOpcode.FLUSH.code(), 0, 0, 0, 0, null, 0, callback, attachment);
     }
 
+    @Override
     public boolean tryFlush(IoCallback callback, Object attachment) {
         return submit(false, NvmOpcode.FLUSH.code(), 0, 0, 0, 0, null, 0, callback, attachment);
     }
@@ -272,16 +304,19 @@ public final class Namespace {
     // ---- Write Zeroes (0x08) ----
 
     /** Zeroes {@code blocks} blocks (1..65536) from {@code lba} without sending data (Write Zeroes, nvmeof-protocol.md §4.4) and waits. */
+    @Override
     public void writeZeroes(long lba, int blocks) throws NvmeException {
-        Controller.await(writeZeroesAsync(lba, blocks), controller.timeoutNanos());
+        controller.awaitIo(writeZeroesAsync(lba, blocks));
     }
 
+    @Override
     public CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         writeZeroes(lba, blocks, FUTURE, f);
         return f;
     }
 
+    @Override
     public void writeZeroes(long lba, int blocks, IoCallback callback, Object attachment) {
         checkLba(lba, blocks, MAX_NLB);
         submit(true, NvmOpcode.WRITE_ZEROES.code(), lba, blocks - 1, 0, 0, null, 0, callback, attachment);
@@ -293,10 +328,12 @@ public final class Namespace {
      * Deallocates (trims) up to 256 ranges (Dataset Management with AD, nvmeof-protocol.md §4.5) and waits. Deallocated blocks read as
      * zeroes when {@link NamespaceIdentity#dlfeat()} says so.
      */
+    @Override
     public void deallocate(LbaRange... ranges) throws NvmeException {
-        Controller.await(deallocateAsync(List.of(ranges)), controller.timeoutNanos());
+        controller.awaitIo(deallocateAsync(List.of(ranges)));
     }
 
+    @Override
     public CompletableFuture<Void> deallocateAsync(List<LbaRange> ranges) {
         if (ranges.isEmpty() || ranges.size() > MAX_DSM_RANGES) {
             throw new IllegalArgumentException("deallocate takes 1.." + MAX_DSM_RANGES + " ranges: " + ranges.size());

@@ -24,6 +24,7 @@ import java.util.UUID;
  * @param nguid     NGUID as 32 hex digits, or null if all zero
  * @param eui64     EUI64 as 16 hex digits, or null if all zero
  * @param uuid      the namespace UUID from the descriptor list, or null
+ * @param anagrpid  ANAGRPID: the namespace's ANA group, 0 if the controller reports none (nvmeof-protocol.md §3.2.2)
  */
 public record NamespaceIdentity(
         int nsid,
@@ -40,9 +41,13 @@ public record NamespaceIdentity(
         int nsattr,
         String nguid,
         String eui64,
-        UUID uuid) {
+        UUID uuid,
+        int anagrpid) {
 
-    /** Decodes Identify Namespace; {@code descriptors} may be null (CNS 0x03 not supported). */
+    /**
+     * Decodes Identify Namespace; {@code descriptors} may be null (CNS 0x03 not supported). NGUID and EUI64 come from
+     * the Identify page, or from the descriptor list when the page has them all zero (NIDT 1 and 2).
+     */
     public static NamespaceIdentity parse(int nsid, ByteBuffer page, ByteBuffer descriptors) {
         ByteBuffer b = page.duplicate().order(ByteOrder.LITTLE_ENDIAN);
         int flbas = b.get(26) & 0xFF;
@@ -62,9 +67,10 @@ public record NamespaceIdentity(
                 b.get(33) & 0xFF,
                 b.get(30) & 0xFF,
                 b.get(99) & 0xFF,
-                hexOrNull(b, 104, 16),
-                hexOrNull(b, 120, 8),
-                descriptors == null ? null : uuidFrom(descriptors));
+                orDescriptor(hexOrNull(b, 104, 16), descriptors, 0x02, 16),
+                orDescriptor(hexOrNull(b, 120, 8), descriptors, 0x01, 8),
+                descriptors == null ? null : uuidFrom(descriptors),
+                b.getInt(92));
     }
 
     /** The logical block size in bytes, 2^LBADS. */
@@ -93,6 +99,55 @@ public record NamespaceIdentity(
             if (x != 0) {
                 return HexFormat.of().formatHex(bytes);
             }
+        }
+        return null;
+    }
+
+    /**
+     * Whether {@code other} is the same namespace by its global identifiers (NGUID, EUI64, UUID): at least one is
+     * present on both, and every identifier either side has is equal on the other. Without any identifier two
+     * namespaces cannot be told to be the same: false.
+     */
+    public boolean sameIdentifiers(NamespaceIdentity other) {
+        if (nguid == null && eui64 == null && uuid == null) {
+            return false;
+        }
+        return java.util.Objects.equals(nguid, other.nguid)
+                && java.util.Objects.equals(eui64, other.eui64)
+                && java.util.Objects.equals(uuid, other.uuid);
+    }
+
+    /** The identifiers as text, e.g. "nguid 0123... uuid 4d1f..." (for messages). */
+    public String identifiers() {
+        StringBuilder b = new StringBuilder();
+        if (nguid != null) {
+            b.append("nguid ").append(nguid);
+        }
+        if (eui64 != null) {
+            b.append(b.length() > 0 ? ", " : "").append("eui64 ").append(eui64);
+        }
+        if (uuid != null) {
+            b.append(b.length() > 0 ? ", " : "").append("uuid ").append(uuid);
+        }
+        return b.length() == 0 ? "no identifiers" : b.toString();
+    }
+
+    /** {@code fromPage}, or else the descriptor of type {@code nidt} and length {@code nidl} as hex, or null. */
+    private static String orDescriptor(String fromPage, ByteBuffer d, int nidt, int nidl) {
+        if (fromPage != null || d == null) {
+            return fromPage;
+        }
+        int p = 0;
+        while (p + 4 <= d.capacity()) {
+            int t = d.get(p) & 0xFF;
+            int l = d.get(p + 1) & 0xFF;
+            if (l == 0 || p + 4 + l > d.capacity()) {
+                return null;
+            }
+            if (t == nidt && l == nidl) {
+                return hexOrNull(d, p + 4, l);
+            }
+            p += 4 + l;
         }
         return null;
     }

@@ -16,7 +16,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * updated; removed ones are deactivated. Linux: nvme_scan_work.
  *
  * <p>The map is replaced, never changed, so readers on any thread see a consistent snapshot. Scans run on the
- * connecting thread (bring-up) or the controller's event thread (rescans), one at a time.
+ * connecting thread (bring-up), the controller's event thread (rescans) or its reconnect thread (the check after a
+ * reconnect); a rescan that overlaps a reconnect's check does not publish its map (the check read everything again).
  */
 final class NamespaceScanner {
     private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
@@ -24,6 +25,8 @@ final class NamespaceScanner {
     private final Controller controller;
     private final CopyOnWriteArrayList<NamespaceChangeListener> listeners = new CopyOnWriteArrayList<>();
     private volatile Map<Integer, Namespace> namespaces = Collections.emptyMap();
+    /** Bumped (under this object's monitor) when a reconnect starts its check: an event rescan begun before is dropped. */
+    private int generation;
 
     NamespaceScanner(Controller controller) {
         this.controller = controller;
@@ -63,9 +66,18 @@ final class NamespaceScanner {
             }
             changed.add(nsid);
         }
+        int gen;
+        synchronized (this) {
+            gen = generation;
+        }
         Map<Integer, Namespace> before = namespaces;
         Map<Integer, Namespace> after = scan(before, all ? null : changed);
-        namespaces = after;
+        synchronized (this) {
+            if (gen != generation) {
+                return; // a reconnect identified every namespace again meanwhile (verifyAfterReconnect)
+            }
+            namespaces = after;
+        }
         List<Namespace> added = new ArrayList<>();
         List<Integer> removed = new ArrayList<>();
         for (Map.Entry<Integer, Namespace> e : after.entrySet()) {
@@ -93,6 +105,91 @@ final class NamespaceScanner {
         }
     }
 
+    /**
+     * After a reconnect, before the parked commands go out again: identifies every active namespace again and checks
+     * that each one the application holds is the same namespace, by NGUID, EUI64 and UUID (as Linux's
+     * nvme_ns_ids_equal) and block size. One that is gone or changed is deactivated and its parked commands fail with
+     * {@link NvmeControllerLostException}; a changed one gets a new {@link Namespace} object; new ones are added. The
+     * listeners hear of any change.
+     */
+    void verifyAfterReconnect() throws NvmeException {
+        Map<Integer, Namespace> before;
+        synchronized (this) {
+            generation++; // an event rescan under way (begun on the old connection) will not publish
+            before = namespaces;
+        }
+        Map<Integer, NamespaceIdentity> now = new TreeMap<>((x, y) -> Integer.compareUnsigned(x, y));
+        for (int nsid : activeList()) {
+            NamespaceIdentity id = identify(nsid);
+            if (id != null && id.present()) {
+                now.put(nsid, id);
+            }
+        }
+        Map<Integer, Namespace> after = new TreeMap<>((x, y) -> Integer.compareUnsigned(x, y));
+        List<Integer> changed = new ArrayList<>();
+        List<Namespace> added = new ArrayList<>();
+        List<Integer> removed = new ArrayList<>();
+        for (Map.Entry<Integer, Namespace> e : before.entrySet()) {
+            int nsid = e.getKey();
+            Namespace old = e.getValue();
+            NamespaceIdentity id = now.get(nsid);
+            if (id != null && sameNamespace(old.identity(), id)) {
+                old.update(id);
+                after.put(nsid, old);
+                continue;
+            }
+            old.deactivate();
+            String why = id == null ? "is gone" : "is another namespace now (NGUID/EUI64/UUID or block size differ)";
+            int failed = controller
+                    .queues()
+                    .failParked(
+                            nsid,
+                            new NvmeControllerLostException("namespace " + Integer.toUnsignedString(nsid) + " " + why
+                                    + " after the reconnect"));
+            LOG.log(
+                    Level.WARNING,
+                    "namespace " + Integer.toUnsignedString(nsid) + " of " + controller + " " + why
+                            + " after the reconnect; " + failed + " waiting command(s) failed");
+            changed.add(nsid);
+            if (id == null) {
+                removed.add(nsid);
+            }
+        }
+        for (Map.Entry<Integer, NamespaceIdentity> e : now.entrySet()) {
+            if (!after.containsKey(e.getKey())) {
+                Namespace ns = new Namespace(controller, e.getValue());
+                after.put(e.getKey(), ns);
+                added.add(ns);
+                if (!changed.contains(e.getKey())) {
+                    changed.add(e.getKey());
+                }
+            }
+        }
+        namespaces = Collections.unmodifiableMap(after);
+        if (!changed.isEmpty()) {
+            NamespaceChangeEvent event = new NamespaceChangeEvent(controller, changed, added, removed);
+            controller.asyncEvents().execute(() -> tell(event));
+        }
+    }
+
+    /** The same namespace: equal NGUID, EUI64 and UUID (absent on both sides counts as equal) and block size. */
+    static boolean sameNamespace(NamespaceIdentity a, NamespaceIdentity b) {
+        return java.util.Objects.equals(a.nguid(), b.nguid())
+                && java.util.Objects.equals(a.eui64(), b.eui64())
+                && java.util.Objects.equals(a.uuid(), b.uuid())
+                && a.lbads() == b.lbads();
+    }
+
+    private void tell(NamespaceChangeEvent event) {
+        for (NamespaceChangeListener l : listeners) {
+            try {
+                l.namespacesChanged(event);
+            } catch (RuntimeException ex) {
+                LOG.log(Level.WARNING, "a namespace change listener threw", ex);
+            }
+        }
+    }
+
     /** Deactivates every namespace (the controller closed). */
     void deactivateAll() {
         for (Namespace ns : namespaces.values()) {
@@ -105,25 +202,7 @@ final class NamespaceScanner {
      * {@code changed} (null: all). Existing {@link Namespace} objects are kept and updated.
      */
     private Map<Integer, Namespace> scan(Map<Integer, Namespace> current, List<Integer> changed) throws NvmeException {
-        List<Integer> active = new ArrayList<>();
-        int after = 0;
-        while (true) {
-            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full
-            // (nvmeof-protocol.md §3.2).
-            ByteBuffer page = controller.commands().identify(0x02, after);
-            int n = 0;
-            for (; n < 1024; n++) {
-                int nsid = page.getInt(4 * n);
-                if (nsid == 0) {
-                    break;
-                }
-                active.add(nsid);
-                after = nsid;
-            }
-            if (n < 1024) {
-                break;
-            }
-        }
+        List<Integer> active = activeList();
         Map<Integer, Namespace> out = new TreeMap<>((x, y) -> Integer.compareUnsigned(x, y));
         for (int nsid : active) {
             Namespace existing = current.get(nsid);
@@ -143,6 +222,30 @@ final class NamespaceScanner {
             }
         }
         return Collections.unmodifiableMap(out);
+    }
+
+    /** The active NSIDs, ascending (Identify CNS 0x02, repeated while the page is full). */
+    private List<Integer> activeList() throws NvmeException {
+        List<Integer> active = new ArrayList<>();
+        int after = 0;
+        while (true) {
+            // NSIDs greater than NSID, ascending, zero-terminated; repeat only while the page is full
+            // (nvmeof-protocol.md §3.2).
+            ByteBuffer page = controller.commands().identify(0x02, after);
+            int n = 0;
+            for (; n < 1024; n++) {
+                int nsid = page.getInt(4 * n);
+                if (nsid == 0) {
+                    break;
+                }
+                active.add(nsid);
+                after = nsid;
+            }
+            if (n < 1024) {
+                break;
+            }
+        }
+        return active;
     }
 
     /** Identify Namespace (CNS 0x00) and, from NVMe 1.3 on, its descriptors (CNS 0x03); null if unsupported. */

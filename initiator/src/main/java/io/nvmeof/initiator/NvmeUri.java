@@ -4,6 +4,8 @@ import io.nvmeof.core.command.Nqn;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -14,7 +16,13 @@ import java.util.Objects;
  *   nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1?nsid=1&amp;queues=4&amp;depth=128&amp;digest=header,data
  *   nvme+tcp://[fe80::1]/nqn.2024-01.io.nvmeof:disk1          (IPv6 in brackets, port 4420)
  *   nvme+tcp://192.0.2.10:8009                                 (no NQN: the discovery controller)
+ *   nvme+tcp://192.0.2.10:4420,192.0.2.11:4420/nqn.2024-01.io.nvmeof:disk1?iopolicy=round-robin
+ *                                                              (several addresses: one subsystem over several paths)
  * </pre>
+ *
+ * <p>Several comma-separated addresses name the controllers of one subsystem reached over several paths, for
+ * {@code io.nvmeof.initiator.multipath.MultipathNamespace}; {@link #paths()} gives one URI per address, with the same
+ * options. {@link Nvme#connect} takes a URI with one address only.
  *
  * <table>
  *   <caption>Query parameters</caption>
@@ -25,10 +33,23 @@ import java.util.Objects;
  *   <tr><td>digest</td><td>{@code header}, {@code data}, {@code header,data} or {@code none} (NVMe/TCP digests, nvmeof-protocol.md §5.8)</td><td>none</td></tr>
  *   <tr><td>hostnqn</td><td>the host NQN</td><td>{@link HostIdentity#defaultHostNqn()}</td></tr>
  *   <tr><td>kato</td><td>keep-alive timeout ({@code 30000}, {@code 30000ms}, {@code 30s}); 0 disables</td>
- *       <td>30 s; 0 for discovery controllers (nvmeof-protocol.md §3.7)</td></tr>
+ *       <td>5 s; 0 for discovery controllers (nvmeof-protocol.md §3.7)</td></tr>
+ *   <tr><td>keep_alive_tmo</td><td>the same in seconds, as Linux names it ({@code 5}, or {@code 500ms})</td>
+ *       <td>5 s</td></tr>
+ *   <tr><td>reconnect_delay</td><td>seconds between reconnect attempts after the connection is lost</td><td>10</td></tr>
+ *   <tr><td>ctrl_loss_tmo</td><td>seconds to keep reconnecting before the controller is lost; -1: for ever; 0: no
+ *       reconnect</td><td>600</td></tr>
+ *   <tr><td>fast_io_fail_tmo</td><td>seconds of reconnecting after which waiting commands fail; -1: off</td>
+ *       <td>-1</td></tr>
  *   <tr><td>timeout</td><td>per-command timeout ({@code 500ms}, {@code 30s}, {@code 2m}, or milliseconds)</td><td>30 s</td></tr>
  *   <tr><td>engine</td><td>the transport's event-loop engine: {@code auto}, {@code epoll}, {@code io_uring},
  *       {@code nio} (TCP)</td><td>auto</td></tr>
+ *   <tr><td>iopolicy</td><td>multipath path selection: {@code numa} (first usable path, optimized before
+ *       non-optimized), {@code round-robin}, {@code queue-depth} (Linux's names)</td><td>numa</td></tr>
+ *   <tr><td>dhchap_secret</td><td>the host's DH-HMAC-CHAP secret {@code DHHC-1:hh:BASE64:} (docs/security.md);
+ *       the host authenticates when the controller asks</td><td>none</td></tr>
+ *   <tr><td>dhchap_ctrl_secret</td><td>the controller's secret: the host authenticates the controller too
+ *       (bidirectional)</td><td>none</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  *   <tr><td>tls</td><td>{@code 1}: TLS 1.3 with a PSK on every queue (NVMe/TCP); needs {@code psk} or
@@ -47,6 +68,8 @@ import java.util.Objects;
  * controller when none is given (nvmeof-protocol.md §3.7); our own target serves discovery on its I/O port, so write {@code :8009}
  * explicitly when you talk to an nvmet discovery port.
  *
+ * <p>The secrets stay out of {@link #toString()} (so a URI can be logged) and out of {@link #equals}.
+ *
  * <p>Scheme {@code nvme+rdma} parses; connecting says whether an rdma transport is available. Instances are immutable.
  */
 public final class NvmeUri {
@@ -57,12 +80,20 @@ public final class NvmeUri {
     public static final int MAX_QUEUES = 128;
     public static final int MAX_DEPTH = 1024;
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
-    /** KATO for I/O controllers: 30 s, inside the 5–30 s the conservative profile suggests (nvmeof-protocol.md §7.8). */
-    public static final int DEFAULT_KATO_MILLIS = 30_000;
+    /**
+     * KATO for I/O controllers: 5 s, the Linux host's NVME_DEFAULT_KATO (keep_alive_tmo), inside the 5–30 s the
+     * conservative profile suggests (nvmeof-protocol.md §7.8).
+     */
+    public static final int DEFAULT_KATO_MILLIS = 5_000;
+    /** Seconds between reconnect attempts: the Linux host's NVMF_DEF_RECONNECT_DELAY (reconnect_delay). */
+    public static final Duration DEFAULT_RECONNECT_DELAY = Duration.ofSeconds(10);
+    /** How long to keep reconnecting: the Linux host's NVMF_DEF_CTRL_LOSS_TMO (ctrl_loss_tmo), 600 s. */
+    public static final Duration DEFAULT_CTRL_LOSS_TMO = Duration.ofSeconds(600);
+    /** "-1" of ctrl_loss_tmo (reconnect for ever) and fast_io_fail_tmo (off, the Linux default NVMF_DEF_FAIL_FAST_TMO). */
+    public static final Duration NEVER = Duration.ofSeconds(-1);
 
     private final String transport;
-    private final String host;
-    private final int port;
+    private final List<Address> addresses;
     private final String subsystemNqn;
     private final int nsid;
     private final int queues;
@@ -75,14 +106,32 @@ public final class NvmeUri {
     private final String engine;
     private final boolean hipri;
     private final TlsUriOptions tls;
+    private final String iopolicy;
+
+    /** The values {@code iopolicy=} accepts, Linux's names (nvme_core iopolicy). */
+    public static final List<String> IOPOLICIES = List.of("numa", "round-robin", "queue-depth");
+
+    /** One address of a controller: host (name or literal, IPv6 without brackets) and port. */
+    public record Address(String host, int port) {
+        /** {@code host:port}, IPv6 in brackets. */
+        @Override
+        public String toString() {
+            return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+        }
+    }
+
+    private final Duration reconnectDelay;
+    private final Duration ctrlLossTmo;
+    private final Duration fastIoFailTmo;
+    /** DH-HMAC-CHAP secrets, or null; not part of the text form. */
+    private final DhchapKeys dhchap;
 
     /** The values {@code engine=} accepts. */
-    public static final java.util.List<String> ENGINES = java.util.List.of("auto", "epoll", "io_uring", "nio");
+    public static final List<String> ENGINES = List.of("auto", "epoll", "io_uring", "nio");
 
     private NvmeUri(
             String transport,
-            String host,
-            int port,
+            List<Address> addresses,
             String subsystemNqn,
             int nsid,
             int queues,
@@ -94,10 +143,16 @@ public final class NvmeUri {
             Duration timeout,
             String engine,
             boolean hipri,
+            String iopolicy,
+            Duration reconnectDelay,
+            Duration ctrlLossTmo,
+            Duration fastIoFailTmo,
+            DhchapKeys dhchap,
             TlsUriOptions tls) {
+        this.dhchap = dhchap;
+        this.tls = tls;
         this.transport = transport;
-        this.host = host;
-        this.port = port;
+        this.addresses = List.copyOf(addresses);
         this.subsystemNqn = subsystemNqn;
         this.nsid = nsid;
         this.queues = queues;
@@ -109,7 +164,10 @@ public final class NvmeUri {
         this.timeout = timeout;
         this.engine = engine;
         this.hipri = hipri;
-        this.tls = tls;
+        this.iopolicy = iopolicy;
+        this.reconnectDelay = reconnectDelay;
+        this.ctrlLossTmo = ctrlLossTmo;
+        this.fastIoFailTmo = fastIoFailTmo;
     }
 
     /**
@@ -132,6 +190,7 @@ public final class NvmeUri {
                     "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
         }
         String s = uri.trim();
+        uri = redacted(uri); // messages below show the URI, never its secrets
         int sep = s.indexOf("://");
         if (sep < 0) {
             throw new IllegalArgumentException(
@@ -160,41 +219,13 @@ public final class NvmeUri {
             authority = rest.substring(0, slash);
             path = rest.substring(slash + 1);
         }
-        String host;
-        int port = DEFAULT_PORT;
-        if (authority.startsWith("[")) {
-            int close = authority.indexOf(']');
-            if (close < 0) {
-                throw new IllegalArgumentException("unterminated IPv6 address in '" + uri + "' (write [fe80::1]:4420)");
+        List<Address> addresses = new ArrayList<>();
+        for (String one : authority.split(",", -1)) {
+            Address a = parseAuthority(one.trim(), uri);
+            if (addresses.contains(a)) {
+                throw new IllegalArgumentException("address " + a + " is given twice in '" + uri + "'");
             }
-            host = authority.substring(1, close);
-            String tail = authority.substring(close + 1);
-            if (!tail.isEmpty()) {
-                if (!tail.startsWith(":")) {
-                    throw new IllegalArgumentException(
-                            "unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
-                }
-                port = parsePort(tail.substring(1), uri);
-            }
-            if (host.isEmpty() || host.indexOf(':') < 0) {
-                throw new IllegalArgumentException(
-                        "brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
-            }
-        } else {
-            int colon = authority.lastIndexOf(':');
-            if (colon >= 0) {
-                if (authority.indexOf(':') != colon) {
-                    throw new IllegalArgumentException(
-                            "an IPv6 address goes in brackets: nvme+tcp://[" + authority + "]/... (in '" + uri + "')");
-                }
-                host = authority.substring(0, colon);
-                port = parsePort(authority.substring(colon + 1), uri);
-            } else {
-                host = authority;
-            }
-        }
-        if (host.isEmpty()) {
-            throw new IllegalArgumentException("no host in '" + uri + "' (e.g. nvme+tcp://192.0.2.10:4420/NQN)");
+            addresses.add(a);
         }
         String nqn = null;
         if (path != null) {
@@ -222,6 +253,12 @@ public final class NvmeUri {
         int pskIdentity = 0;
         io.nvmeof.core.tls.PskDerivation pskDerivation = null;
         io.nvmeof.core.tls.PskHash tlsHash = null;
+        String iopolicy = "numa";
+        Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
+        Duration ctrlLossTmo = DEFAULT_CTRL_LOSS_TMO;
+        Duration fastIoFailTmo = NEVER;
+        String dhchapSecret = null;
+        String dhchapCtrlSecret = null;
         if (query != null && !query.isEmpty()) {
             for (String pair : query.split("&")) {
                 if (pair.isEmpty()) {
@@ -274,6 +311,23 @@ public final class NvmeUri {
                                 Integer.MAX_VALUE,
                                 parseDuration(name, value, uri).toMillis());
                         break;
+                    case "keep_alive_tmo":
+                        kato = (int) Math.min(
+                                Integer.MAX_VALUE,
+                                parseSeconds(name, value, false, uri).toMillis());
+                        break;
+                    case "reconnect_delay":
+                        reconnectDelay = parseSeconds(name, value, false, uri);
+                        if (reconnectDelay.isZero()) {
+                            throw new IllegalArgumentException("reconnect_delay must be positive in '" + uri + "'");
+                        }
+                        break;
+                    case "ctrl_loss_tmo":
+                        ctrlLossTmo = parseSeconds(name, value, true, uri);
+                        break;
+                    case "fast_io_fail_tmo":
+                        fastIoFailTmo = parseSeconds(name, value, true, uri);
+                        break;
                     case "timeout":
                         timeout = parseDuration(name, value, uri);
                         if (timeout.isZero()) {
@@ -286,6 +340,19 @@ public final class NvmeUri {
                             throw new IllegalArgumentException("engine must be one of " + String.join(", ", ENGINES)
                                     + ", not '" + value + "' in '" + uri + "'");
                         }
+                        break;
+                    case "iopolicy":
+                        iopolicy = value.trim().toLowerCase(Locale.ROOT);
+                        if (!IOPOLICIES.contains(iopolicy)) {
+                            throw new IllegalArgumentException("iopolicy must be one of "
+                                    + String.join(", ", IOPOLICIES) + ", not '" + value + "' in '" + uri + "'");
+                        }
+                        break;
+                    case "dhchap_secret":
+                        dhchapSecret = value;
+                        break;
+                    case "dhchap_ctrl_secret":
+                        dhchapCtrlSecret = value;
                         break;
                     case "hipri":
                         switch (value.trim().toLowerCase(Locale.ROOT)) {
@@ -334,10 +401,10 @@ public final class NvmeUri {
                         pskDerivation = io.nvmeof.core.tls.PskDerivation.ofConfigName(value);
                         break;
                     default:
-                        throw new IllegalArgumentException("unknown option '" + name + "' in '"
-                                + redact(uri)
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, timeout, engine, hipri, tls, "
-                                + "psk, psk_file, psk_identity, psk_derivation, tls_hash)");
+                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
+                                + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy, dhchap_secret, dhchap_ctrl_secret, "
+                                + "tls, psk, psk_file, psk_identity, psk_derivation, tls_hash)");
                 }
             }
         }
@@ -347,6 +414,22 @@ public final class NvmeUri {
                     ? 0
                     : DEFAULT_KATO_MILLIS; // discovery: KATO 0 like nvme discover (nvmeof-protocol.md §3.7, §7.2)
         }
+        if (addresses.size() > 1 && discovery) {
+            throw new IllegalArgumentException("several addresses name the paths to one subsystem: give its NQN in '"
+                    + uri + "' (a discovery controller has one address)");
+        }
+        if (dhchapSecret == null && dhchapCtrlSecret != null) {
+            throw new IllegalArgumentException("dhchap_ctrl_secret needs dhchap_secret too in '" + uri + "'");
+        }
+        DhchapKeys keys = null;
+        if (dhchapSecret != null) {
+            try {
+                keys = DhchapKeys.parse(dhchapSecret, dhchapCtrlSecret);
+            } catch (IllegalArgumentException e) {
+                // The parser's message never contains the key.
+                throw new IllegalArgumentException(e.getMessage() + " (dhchap option of '" + uri + "')");
+            }
+        }
         boolean tlsOn = tlsFlag != null ? tlsFlag : psk != null;
         if (tlsOn && !"tcp".equals(transport)) {
             throw new IllegalArgumentException("tls is for nvme+tcp only");
@@ -355,7 +438,24 @@ public final class NvmeUri {
                 ? new TlsUriOptions(tlsOn, psk, pskFile, pskIdentity, pskDerivation, tlsHash)
                 : TlsUriOptions.NONE;
         return new NvmeUri(
-                transport, host, port, nqn, nsid, queues, depth, hdgst, ddgst, hostNqn, kato, timeout, engine, hipri,
+                transport,
+                addresses,
+                nqn,
+                nsid,
+                queues,
+                depth,
+                hdgst,
+                ddgst,
+                hostNqn,
+                kato,
+                timeout,
+                engine,
+                hipri,
+                iopolicy,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
+                keys,
                 tls);
     }
 
@@ -370,8 +470,7 @@ public final class NvmeUri {
     public NvmeUri withTls(TlsUriOptions options) {
         return new NvmeUri(
                 transport,
-                host,
-                port,
+                addresses,
                 subsystemNqn,
                 nsid,
                 queues,
@@ -383,12 +482,22 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
+                dhchap,
                 options == null ? TlsUriOptions.NONE : options);
     }
 
     /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
     public TlsUriOptions tls() {
         return tls;
+    }
+
+    /** {@code uri} with the values of its dhchap options replaced, for messages. */
+    private static String redacted(String uri) {
+        return redact(uri.replaceAll("(?i)(dhchap_(?:ctrl_)?secret=)[^&]*", "$1<secret>"));
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -402,8 +511,7 @@ public final class NvmeUri {
         }
         return new NvmeUri(
                 trtype,
-                entry.traddr().trim(),
-                p,
+                List.of(new Address(entry.traddr().trim(), p)),
                 entry.subnqn(),
                 0,
                 queues,
@@ -415,6 +523,11 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
+                dhchap,
                 tls);
     }
 
@@ -424,8 +537,7 @@ public final class NvmeUri {
         int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
         return new NvmeUri(
                 transport,
-                host,
-                port,
+                addresses,
                 nqn,
                 nsid,
                 queues,
@@ -437,7 +549,65 @@ public final class NvmeUri {
                 timeout,
                 engine,
                 hipri,
+                iopolicy,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
+                dhchap,
                 tls);
+    }
+
+    /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
+    public DhchapKeys dhchap() {
+        return dhchap;
+    }
+
+    /**
+     * One URI per address, each with this URI's transport, subsystem and options (a URI with one address: itself).
+     */
+    public List<NvmeUri> paths() {
+        if (addresses.size() == 1) {
+            return List.of(this);
+        }
+        List<NvmeUri> out = new ArrayList<>();
+        for (Address a : addresses) {
+            out.add(new NvmeUri(
+                    transport,
+                    List.of(a),
+                    subsystemNqn,
+                    nsid,
+                    queues,
+                    depth,
+                    headerDigest,
+                    dataDigest,
+                    hostNqn,
+                    katoMillis,
+                    timeout,
+                    engine,
+                    hipri,
+                    iopolicy,
+                    reconnectDelay,
+                    ctrlLossTmo,
+                    fastIoFailTmo,
+                    dhchap,
+                    tls));
+        }
+        return List.copyOf(out);
+    }
+
+    /** The addresses, in the URI's order (one for a single controller). */
+    public List<Address> addresses() {
+        return addresses;
+    }
+
+    /** Whether the URI gives several addresses (the paths of a multipath namespace). */
+    public boolean isMultipath() {
+        return addresses.size() > 1;
+    }
+
+    /** The iopolicy option: "numa" (default), "round-robin" or "queue-depth". */
+    public String iopolicy() {
+        return iopolicy;
     }
 
     /** The transport name: "tcp" or "rdma" (what follows "nvme+"). */
@@ -445,17 +615,19 @@ public final class NvmeUri {
         return transport;
     }
 
+    /** The (first) address's host. */
     public String host() {
-        return host;
+        return addresses.get(0).host();
     }
 
+    /** The (first) address's port. */
     public int port() {
-        return port;
+        return addresses.get(0).port();
     }
 
     /** An unresolved socket address, resolved when connecting. */
     public InetSocketAddress socketAddress() {
-        return new InetSocketAddress(host, port);
+        return new InetSocketAddress(host(), port());
     }
 
     /** The subsystem NQN from the path, or null for the discovery controller. */
@@ -517,9 +689,65 @@ public final class NvmeUri {
         return hipri;
     }
 
+    /** reconnect_delay: the time between reconnect attempts (default 10 s). */
+    public Duration reconnectDelay() {
+        return reconnectDelay;
+    }
+
+    /** ctrl_loss_tmo: how long to reconnect before the controller is lost; {@link #NEVER} (-1): for ever; 0: never. */
+    public Duration ctrlLossTmo() {
+        return ctrlLossTmo;
+    }
+
+    /** fast_io_fail_tmo: after this long reconnecting, waiting commands fail; {@link #NEVER} (-1, default): off. */
+    public Duration fastIoFailTmo() {
+        return fastIoFailTmo;
+    }
+
     /** The engine and hipri options as the transport SPI takes them. */
     public io.nvmeof.core.spi.IoMode ioMode() {
         return new io.nvmeof.core.spi.IoMode(engine, hipri);
+    }
+
+    /** One {@code HOST[:PORT]} or {@code [IPV6][:PORT]}. */
+    private static Address parseAuthority(String authority, String uri) {
+        String host;
+        int port = DEFAULT_PORT;
+        if (authority.startsWith("[")) {
+            int close = authority.indexOf(']');
+            if (close < 0) {
+                throw new IllegalArgumentException("unterminated IPv6 address in '" + uri + "' (write [fe80::1]:4420)");
+            }
+            host = authority.substring(1, close);
+            String tail = authority.substring(close + 1);
+            if (!tail.isEmpty()) {
+                if (!tail.startsWith(":")) {
+                    throw new IllegalArgumentException(
+                            "unexpected '" + tail + "' after the IPv6 address in '" + uri + "'");
+                }
+                port = parsePort(tail.substring(1), uri);
+            }
+            if (host.isEmpty() || host.indexOf(':') < 0) {
+                throw new IllegalArgumentException(
+                        "brackets are for IPv6 addresses, not '" + host + "' in '" + uri + "'");
+            }
+        } else {
+            int colon = authority.lastIndexOf(':');
+            if (colon >= 0) {
+                if (authority.indexOf(':') != colon) {
+                    throw new IllegalArgumentException(
+                            "an IPv6 address goes in brackets: nvme+tcp://[" + authority + "]/... (in '" + uri + "')");
+                }
+                host = authority.substring(0, colon);
+                port = parsePort(authority.substring(colon + 1), uri);
+            } else {
+                host = authority;
+            }
+        }
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("no host in '" + uri + "' (e.g. nvme+tcp://192.0.2.10:4420/NQN)");
+        }
+        return new Address(host, port);
     }
 
     private static int parsePort(String text, String uri) {
@@ -546,6 +774,26 @@ public final class NvmeUri {
                     name + " must be " + min + ".." + max + ", not " + v + " in '" + uri + "'");
         }
         return (int) v;
+    }
+
+    /**
+     * A Linux fabrics time option: a plain number of seconds ({@code 10}), or {@code 500ms}, {@code 30s}, {@code 2m};
+     * {@code -1} (returned as {@link #NEVER}) where {@code minusOne} allows it.
+     */
+    static Duration parseSeconds(String name, String value, boolean minusOne, String uri) {
+        String v = value.trim();
+        if (minusOne && v.equals("-1")) {
+            return NEVER;
+        }
+        if (!v.isEmpty() && v.chars().allMatch(Character::isDigit)) {
+            v = v + "s";
+        }
+        try {
+            return parseDuration(name, v, uri);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(name + " must be a number of seconds" + (minusOne ? " (-1: none)" : "")
+                    + " or a duration such as 500ms, 30s, 2m, not '" + value + "' in '" + uri + "'");
+        }
     }
 
     /** {@code 500ms}, {@code 30s}, {@code 2m}, or a plain number of milliseconds. */
@@ -602,7 +850,9 @@ public final class NvmeUri {
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("nvme+").append(transport).append("://");
-        b.append(host.indexOf(':') >= 0 ? "[" + host + "]" : host).append(':').append(port);
+        for (int i = 0; i < addresses.size(); i++) {
+            b.append(i == 0 ? "" : ",").append(addresses.get(i));
+        }
         if (subsystemNqn != null) {
             b.append('/').append(subsystemNqn);
         }
@@ -627,6 +877,18 @@ public final class NvmeUri {
         }
         if (hipri) {
             qs.append("&hipri=1");
+        }
+        if (!"numa".equals(iopolicy)) {
+            qs.append("&iopolicy=").append(iopolicy);
+        }
+        if (!reconnectDelay.equals(DEFAULT_RECONNECT_DELAY)) {
+            qs.append("&reconnect_delay=").append(reconnectDelay.toMillis()).append("ms");
+        }
+        if (!ctrlLossTmo.equals(DEFAULT_CTRL_LOSS_TMO)) {
+            qs.append("&ctrl_loss_tmo=").append(ctrlLossTmo.isNegative() ? "-1" : ctrlLossTmo.toMillis() + "ms");
+        }
+        if (!fastIoFailTmo.isNegative()) {
+            qs.append("&fast_io_fail_tmo=").append(fastIoFailTmo.toMillis()).append("ms");
         }
         qs.append(tls.query());
         return b.append('?').append(qs.substring(1)).toString();

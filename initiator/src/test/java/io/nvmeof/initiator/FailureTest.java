@@ -18,7 +18,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Timeouts, dead connections and a target that goes away: every command completes, none hangs. */
+/**
+ * Timeouts, dead connections and a target that goes away with reconnecting off ({@code ctrl_loss_tmo=0}, the
+ * pre-reconnect behaviour): every command completes, none hangs. With reconnecting on, see {@link ReconnectTest}.
+ */
 class FailureTest {
     @RegisterExtension
     NvmeofTargetExtension target =
@@ -36,7 +39,8 @@ class FailureTest {
     @Test
     void stalledTargetTimesOutTheCommandAndFailsTheController() throws Exception {
         try (TcpProxy proxy = TcpProxy.start(target.address())) {
-            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?timeout=700ms&queues=1";
+            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn()
+                    + "?timeout=700ms&queues=1&ctrl_loss_tmo=0";
             try (Controller c = Nvme.connect(uri)) {
                 Namespace ns = c.namespace();
                 ns.write(0, 1, ByteBuffer.allocateDirect(4096));
@@ -74,7 +78,7 @@ class FailureTest {
                 .namespace("1M")
                 .build();
         loop.start();
-        try (Controller c = Nvme.connect(loop.uri("timeout=300ms&queues=1&depth=4"))) {
+        try (Controller c = Nvme.connect(loop.uri("timeout=300ms&queues=1&depth=4&ctrl_loss_tmo=0"))) {
             Namespace ns = c.namespace();
             CommandQueue q = c.ioQueues()[0];
             LoopTransport.pause(loop.port());
@@ -96,7 +100,8 @@ class FailureTest {
     @Test
     void connectionCutMidIoFailsEveryOutstandingCommand() throws Exception {
         try (TcpProxy proxy = TcpProxy.start(target.address())) {
-            String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?queues=2&depth=32";
+            String uri =
+                    "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?queues=2&depth=32&ctrl_loss_tmo=0";
             try (Controller c = Nvme.connect(uri)) {
                 Namespace ns = c.namespace();
                 proxy.pause(); // let commands pile up in flight, then kill the link
@@ -110,6 +115,11 @@ class FailureTest {
                     Throwable t = failureOf(f);
                     assertInstanceOf(NvmeTransportException.class, t);
                 }
+                // The commands fail as the connection closes; the controller fails when its close is reported.
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (c.isOpen() && System.nanoTime() < end) {
+                    Thread.sleep(5);
+                }
                 assertFalse(c.isOpen());
                 assertInstanceOf(NvmeTransportException.class, c.failure());
             }
@@ -118,7 +128,7 @@ class FailureTest {
 
     @Test
     void targetClosingMidIoFailsEveryOutstandingCommand() throws Exception {
-        try (Controller c = Nvme.connect(target.uri("queues=2&depth=64"))) {
+        try (Controller c = Nvme.connect(target.uri("queues=2&depth=64&ctrl_loss_tmo=0"))) {
             Namespace ns = c.namespace();
             List<CompletableFuture<Void>> fs = new ArrayList<>();
             Thread writer = new Thread(() -> {

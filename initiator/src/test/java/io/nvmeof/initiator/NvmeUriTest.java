@@ -42,9 +42,28 @@ class NvmeUriTest {
         assertEquals(128, u.depth());
         assertFalse(u.headerDigest() || u.dataDigest());
         assertNull(u.hostNqn());
-        assertEquals(30_000, u.katoMillis());
+        assertEquals(5_000, u.katoMillis()); // Linux NVME_DEFAULT_KATO
         assertEquals(Duration.ofSeconds(30), u.timeout());
         assertTrue(u.queues() >= 1 && u.queues() <= 4);
+    }
+
+    @Test
+    void reconnectOptionsHaveTheLinuxNamesUnitsAndDefaults() {
+        NvmeUri d = NvmeUri.parse("nvme+tcp://h/nqn.a:b");
+        assertEquals(Duration.ofSeconds(10), d.reconnectDelay()); // NVMF_DEF_RECONNECT_DELAY
+        assertEquals(Duration.ofSeconds(600), d.ctrlLossTmo()); // NVMF_DEF_CTRL_LOSS_TMO
+        assertTrue(d.fastIoFailTmo().isNegative()); // NVMF_DEF_FAIL_FAST_TMO -1: off
+        NvmeUri u = NvmeUri.parse(
+                "nvme+tcp://h/nqn.a:b?reconnect_delay=1&ctrl_loss_tmo=-1&fast_io_fail_tmo=5&keep_alive_tmo=7");
+        assertEquals(Duration.ofSeconds(1), u.reconnectDelay()); // plain numbers are seconds, as in Linux
+        assertEquals(NvmeUri.NEVER, u.ctrlLossTmo());
+        assertEquals(Duration.ofSeconds(5), u.fastIoFailTmo());
+        assertEquals(7_000, u.katoMillis());
+        assertEquals(u, NvmeUri.parse(u.toString()));
+        NvmeUri ms = NvmeUri.parse("nvme+tcp://h/nqn.a:b?reconnect_delay=250ms&ctrl_loss_tmo=0");
+        assertEquals(Duration.ofMillis(250), ms.reconnectDelay());
+        assertEquals(Duration.ZERO, ms.ctrlLossTmo());
+        assertEquals(ms, NvmeUri.parse(ms.toString()));
     }
 
     @Test
@@ -111,6 +130,11 @@ class NvmeUriTest {
                 "nvme+tcp://h/nqn.a:b?hostnqn=me                 | host NQN must start with 'nqn.'",
                 "nvme+tcp://h/nqn.a:b?colour=blue                | unknown option 'colour'",
                 "nvme+tcp://h/nqn.a:b?nsid                       | has no value",
+                "nvme+tcp://h/nqn.a:b?reconnect_delay=0          | reconnect_delay must be positive",
+                "nvme+tcp://h/nqn.a:b?reconnect_delay=-1         | reconnect_delay must be a number of seconds",
+                "nvme+tcp://h/nqn.a:b?ctrl_loss_tmo=-2           | ctrl_loss_tmo must be a number of seconds (-1",
+                "nvme+tcp://h/nqn.a:b?fast_io_fail_tmo=soon      | fast_io_fail_tmo must be a number of seconds",
+                "nvme+tcp://h/nqn.a:b?keep_alive_tmo=-1          | keep_alive_tmo must be a number of seconds",
             })
     void badPartsAreNamed(String uri, String message) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> NvmeUri.parse(uri));
@@ -127,6 +151,6 @@ class NvmeUriTest {
         assertEquals(4420, s.port());
         assertEquals("nqn.2024-01.io.nvmeof:disk1", s.subsystemNqn());
         assertTrue(s.headerDigest());
-        assertEquals(30_000, s.katoMillis(), "an I/O controller gets a keep-alive");
+        assertEquals(5_000, s.katoMillis(), "an I/O controller gets a keep-alive");
     }
 }

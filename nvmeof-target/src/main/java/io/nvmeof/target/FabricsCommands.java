@@ -2,6 +2,7 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.command.FabricsCommandType;
 import io.nvmeof.core.command.Status;
+import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.TargetRequest;
 import io.nvmeof.core.wire.ConnectData;
@@ -35,6 +36,7 @@ final class FabricsCommands {
     private final NvmeTarget target;
     private final QueueChannel channel;
     private final ConnectData connectData = new ConnectData();
+    private final AuthenticationCommands authentication;
     /** The HOSTNQN of the Connect being run, once read from its data, for the refusal log lines; else null. */
     private String connectingHost;
 
@@ -42,6 +44,23 @@ final class FabricsCommands {
         this.session = session;
         this.target = target;
         this.channel = channel;
+        this.authentication = new AuthenticationCommands(session);
+    }
+
+    /** Whether {@code c} is Authentication Send or Receive, the commands a queue takes before it is authenticated. */
+    static boolean isAuthentication(SubmissionQueueEntry c) {
+        return c.opcode() == FabricsCommandType.OPCODE
+                && (c.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code()
+                        || c.fctype() == FabricsCommandType.AUTHENTICATION_RECEIVE.code());
+    }
+
+    /** The data of a fabrics command has arrived: Connect's or Authentication Send's. */
+    void dataReceived(TargetRequest request, SubmissionQueueEntry c) {
+        if (c.fctype() == FabricsCommandType.AUTHENTICATION_SEND.code()) {
+            authentication.sendData(request, c);
+        } else {
+            connect(request, c);
+        }
     }
 
     /** A fabrics command (opcode 7Fh) on this queue, connected or not. */
@@ -86,6 +105,12 @@ final class FabricsCommands {
                 return;
             case DISCONNECT:
                 disconnect(request);
+                return;
+            case AUTHENTICATION_SEND:
+                authentication.send(request, c);
+                return;
+            case AUTHENTICATION_RECEIVE:
+                authentication.receive(request, c);
                 return;
             default:
                 session.complete(request, Status.dnr(Status.INVALID_OPCODE));
@@ -135,6 +160,19 @@ final class FabricsCommands {
             session.refuse(request, Status.dnr(Status.CONNECT_INVALID_HOST), hostnqn, "host not allowed on " + subnqn);
             return;
         }
+        PortInfo port = session.channel().portInfo();
+        if (port != null && !s.reachableOn(port.portId())) {
+            // Not added to this listener: SPDK answers Connect Invalid Host, as for a host not allowed (nvmf
+            // ctrlr.c, nvmf_qpair_access_allowed); nvmet, where a subsystem is linked to ports, finds no such
+            // subsystem on the port (Connect Invalid Parameters on SUBNQN).
+            request.response().dw0(IATTR_DATA | IPO_HOSTNQN);
+            session.refuse(
+                    request,
+                    Status.dnr(Status.CONNECT_INVALID_HOST),
+                    hostnqn,
+                    subnqn + " is not reachable on port ID " + port.portId());
+            return;
+        }
         boolean noFlowControl = (c.connectCattr() & SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL) != 0;
         if (newQid == 0) {
             connectAdmin(request, c, d, s, hostnqn, newSqsize, noFlowControl);
@@ -178,8 +216,22 @@ final class FabricsCommands {
                 Level.INFO,
                 "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID 0 (admin), "
                         + channel.remoteAddress() + ", KATO " + ctrl.katoMillis() + " ms");
-        request.response().dw0(ctrl.cntlid());
+        request.response().dw0(ctrl.cntlid() | authenticationRequest(s, hostnqn, 0));
         session.complete(request, Status.SUCCESS);
+    }
+
+    /**
+     * AUTHREQ for the Connect response: ATR (DW0 bit 17) when the host has DH-HMAC-CHAP settings on the subsystem,
+     * after which the queue must authenticate (docs/security.md); nvmet asks it on the admin and on every I/O queue.
+     */
+    private int authenticationRequest(Subsystem s, String hostnqn, int qid) {
+        io.nvmeof.target.config.HostAuth auth = s.hostAuth(hostnqn);
+        if (auth == null) {
+            return 0;
+        }
+        session.requireAuthentication(new QueueAuthentication(s, auth, qid));
+        LOG.log(Level.INFO, "connect: host " + hostnqn + " must authenticate QID " + qid + " (DH-HMAC-CHAP)");
+        return io.nvmeof.core.auth.AuthProtocol.CONNECT_AUTHREQ_ATR;
     }
 
     private void connectIo(
@@ -234,7 +286,7 @@ final class FabricsCommands {
                 Level.INFO,
                 "connect: host " + hostnqn + " → " + s.nqn() + ", CNTLID " + ctrl.cntlid() + ", QID " + newQid
                         + ", SQSIZE " + newSqsize + ", " + channel.remoteAddress());
-        request.response().dw0(ctrl.cntlid());
+        request.response().dw0(ctrl.cntlid() | authenticationRequest(s, hostnqn, newQid));
         session.complete(request, Status.SUCCESS);
     }
 

@@ -35,6 +35,8 @@ final class NvmCommands {
     private final ReservationCommands reservations;
     /** This queue's writes in progress, which a fused Compare and Write waits for (FusedGate). */
     private final FusedGate.Mark writing = new FusedGate.Mark();
+    /** {@link #endWrite} as a task, for work finished on the queue's thread after a worker (allocated once). */
+    private final Runnable endWrite = this::endWrite;
 
     private FusedGate gate;
 
@@ -198,7 +200,16 @@ final class NvmCommands {
                         return;
                     }
                     int shift = ns.blockShift();
-                    ns.zero(c.slba() << shift, (long) (c.nlb() + 1) << shift, (c.cdw12() & WRITE_ZEROES_DEAC) != 0);
+                    long offset = c.slba() << shift;
+                    long length = (long) (c.nlb() + 1) << shift;
+                    boolean deac = (c.cdw12() & WRITE_ZEROES_DEAC) != 0;
+                    if (deac && ns.persistent() && ns.deallocates()) {
+                        // Punching holes in a file blocks: a worker does it, the write mark is held until it is done.
+                        NamespaceFlusher.deallocateThenComplete(
+                                session, request, ns, new long[] {offset, length}, (c.cdw12() & FUA) != 0, endWrite);
+                        return;
+                    }
+                    ns.zero(offset, length, deac);
                     endWrite();
                     if ((c.cdw12() & FUA) != 0 && ns.persistent()) {
                         NamespaceFlusher.forceThenComplete(
@@ -441,6 +452,17 @@ final class NvmCommands {
             return;
         }
         int shift = ns.blockShift();
+        if (ns.persistent()) {
+            // Holes punched in a file (a blocking system call, possibly long for a whole-device discard): a worker
+            // does it, the write mark is held until it is done.
+            long[] byteRanges = new long[2 * ranges];
+            for (int i = 0; i < ranges; i++) {
+                byteRanges[2 * i] = data.getLong(i * DSM_RANGE + 8) << shift;
+                byteRanges[2 * i + 1] = (data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL) << shift;
+            }
+            NamespaceFlusher.deallocateThenComplete(session, request, ns, byteRanges, false, endWrite);
+            return;
+        }
         for (int i = 0; i < ranges; i++) {
             long nlb = data.getInt(i * DSM_RANGE + 4) & 0xFFFFFFFFL;
             long slba = data.getLong(i * DSM_RANGE + 8);

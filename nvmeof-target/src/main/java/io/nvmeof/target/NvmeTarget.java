@@ -96,6 +96,10 @@ public final class NvmeTarget implements AutoCloseable {
                 String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
                 String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
                 Subsystem s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+                if (sc.listeners() != null) {
+                    s.restrictListeners(sc.listeners()); // listener numbers are the PORTIDs start() gives them
+                }
+                sc.hostAuth().forEach(a -> s.setHostAuth(a.hostNqn(), a));
                 target.subsystems.add(s);
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = target.newNamespace(s, nc);
@@ -374,6 +378,12 @@ public final class NvmeTarget implements AutoCloseable {
             String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
             String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
             s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
+            if (sc.listeners() != null) {
+                s.restrictListeners(sc.listeners());
+            }
+            for (io.nvmeof.target.config.HostAuth a : sc.hostAuth()) {
+                s.setHostAuth(a.hostNqn(), a);
+            }
             try {
                 for (NamespaceConfig nc : sc.namespaces()) {
                     RamNamespace ns = newNamespace(s, nc);
@@ -426,6 +436,26 @@ public final class NvmeTarget implements AutoCloseable {
         return changed;
     }
 
+    /**
+     * Sets the DH-HMAC-CHAP settings of a host on a subsystem (the host is allowed from then on), or removes them with
+     * null. Queues already connected keep their state; new Connects and re-authentications use the new keys
+     * (docs/security.md).
+     */
+    public void setHostAuth(String nqn, String hostNqn, io.nvmeof.target.config.HostAuth auth) {
+        Subsystem s = requireSubsystem(nqn);
+        if (auth != null && !auth.hostNqn().equals(hostNqn)) {
+            throw new IllegalArgumentException("settings for " + auth.hostNqn() + " given for host " + hostNqn);
+        }
+        s.setHostAuth(hostNqn, auth);
+        LOG.log(
+                Level.INFO,
+                "DH-HMAC-CHAP: host " + hostNqn + " on " + nqn + ": "
+                        + (auth == null
+                                ? "keys removed"
+                                : auth.ctrlKey() == null ? "host key set" : "host and controller keys set"));
+        discoveryChanged();
+    }
+
     /** Tears down the controllers of hosts {@code s} no longer allows, and tells discovery controllers. */
     private void accessChanged(Subsystem s) {
         for (Controller c : s.controllers()) {
@@ -437,8 +467,57 @@ public final class NvmeTarget implements AutoCloseable {
     }
 
     /**
-     * Opens a listener at run time with the next free PORTID; every subsystem is reachable on it and the discovery log
-     * lists it from now on.
+     * Makes subsystem {@code nqn} reachable on the listener with PORTID {@code portId} (SPDK's
+     * nvmf_subsystem_add_listener): the discovery log lists it there from now on and connected discovery controllers
+     * are told. False if it was reachable there already.
+     */
+    public boolean addSubsystemListener(String nqn, int portId) {
+        Subsystem s = requireSubsystem(nqn);
+        if (!s.addListener(portId)) {
+            return false;
+        }
+        LOG.log(Level.INFO, s + " is reachable on port ID " + portId);
+        discoveryChanged();
+        return true;
+    }
+
+    /**
+     * Makes subsystem {@code nqn} unreachable on the listener with PORTID {@code portId} (SPDK's
+     * nvmf_subsystem_remove_listener): its controllers connected there are torn down, the discovery log drops the
+     * entry and connected discovery controllers are told. The listener itself stays open (see {@link
+     * #listenerInUse}). False if the subsystem was not reachable there.
+     */
+    public boolean removeSubsystemListener(String nqn, int portId) {
+        Subsystem s = requireSubsystem(nqn);
+        List<Integer> all = new ArrayList<>();
+        ports.forEach(p -> all.add(p.portId()));
+        if (!s.removeListener(portId, all)) {
+            return false;
+        }
+        for (Controller c : s.controllers()) {
+            if (c.port() != null && c.port().portId() == portId) {
+                c.teardown("listener port ID " + portId + " removed from " + nqn, true);
+            }
+        }
+        LOG.log(Level.INFO, s + " is no longer reachable on port ID " + portId);
+        discoveryChanged();
+        return true;
+    }
+
+    /** Whether some NVM subsystem is reachable on the listener with PORTID {@code portId}. */
+    public boolean listenerInUse(int portId) {
+        for (Subsystem s : subsystems) {
+            if (s.reachableOn(portId)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Opens a listener at run time with the next free PORTID. Subsystems that are reachable on any listener (from
+     * flags or a config that names none) are reachable on it; others once {@link #addSubsystemListener} adds it. The
+     * discovery log lists it from now on.
      */
     public synchronized TargetListener addListener(ListenerConfig lc) throws IOException {
         if (closed) {
@@ -451,6 +530,22 @@ public final class NvmeTarget implements AutoCloseable {
         return openListener(lc, portId);
     }
 
+    /**
+     * Opens a listener at run time that serves only the subsystems later added to it ({@link #addSubsystemListener}),
+     * as SPDK's nvmf_subsystem_add_listener does: subsystems that were reachable on every listener (flags, a config
+     * naming no listeners) keep the listeners they have now and are not reachable on this one.
+     */
+    public synchronized TargetListener addListenerForSubsystems(ListenerConfig lc) throws IOException {
+        List<Integer> now = new ArrayList<>();
+        ports.forEach(p -> now.add(p.portId()));
+        for (Subsystem s : subsystems) {
+            if (s.anyListener()) {
+                s.restrictListeners(now);
+            }
+        }
+        return addListener(lc);
+    }
+
     /** Closes the listener with PORTID {@code portId} (and so its queues); false if there is none. */
     public synchronized boolean removeListener(int portId) {
         for (TargetListener l : listeners) {
@@ -461,6 +556,9 @@ public final class NvmeTarget implements AutoCloseable {
                     chunkMemory.detach(l.memoryObserver());
                 }
                 ports.removeIf(p -> p.portId() == portId);
+                for (Subsystem s : subsystems) {
+                    s.listenerClosed(portId); // the PORTID may go to a new listener later
+                }
                 LOG.log(Level.INFO, "closed listener " + l.localAddress() + " (port ID " + portId + ")");
                 discoveryChanged();
                 return true;
@@ -534,7 +632,10 @@ public final class NvmeTarget implements AutoCloseable {
 
     // ---- discovery (nvmeof-protocol.md §3.3, §3.7) ----
 
-    /** The discovery log for {@code hostNqn}: per port, the discovery subsystem itself (SUBTYPE 3) and each NVM subsystem the host may use (SUBTYPE 2). */
+    /**
+     * The discovery log for {@code hostNqn}: per port, the discovery subsystem itself (SUBTYPE 3) and each NVM
+     * subsystem reachable on that port that the host may use (SUBTYPE 2).
+     */
     ByteBuffer discoveryLog(String hostNqn, QueueChannel channel) {
         long generation = discoveryGeneration.get();
         String local = hostOf(channel.localAddress());
@@ -543,7 +644,7 @@ public final class NvmeTarget implements AutoCloseable {
             String address = isWildcard(p.address()) && local != null ? local : p.address();
             entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_CURRENT_DISCOVERY, Nqn.DISCOVERY));
             for (Subsystem s : subsystems) {
-                if (s.allows(hostNqn)) {
+                if (s.allows(hostNqn) && s.reachableOn(p.portId())) {
                     entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_NVM, s.nqn()));
                 }
             }

@@ -48,6 +48,9 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** -1 until Connect, then 0 (admin) or 1..N. */
     private int qid = -1;
 
+    /** DH-HMAC-CHAP on this queue, or null when its host need not authenticate (docs/security.md). */
+    private QueueAuthentication authentication;
+
     private int sqsize;
     private boolean sqFlowControlDisabled;
     private int sqhd;
@@ -77,6 +80,11 @@ final class QueueSession implements QueueHandler, DataReceiver {
     /** The controller this queue belongs to, or null before Connect. */
     Controller controller() {
         return controller;
+    }
+
+    /** This queue's DH-HMAC-CHAP state, or null when its host need not authenticate. */
+    QueueAuthentication authentication() {
+        return authentication;
     }
 
     /** The subsystem of that controller, or null before Connect. */
@@ -113,7 +121,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 return;
             }
             if (c.opcode() == FabricsCommandType.OPCODE) {
-                fabrics.connect(request, c); // the only fabrics command with data
+                fabrics.dataReceived(request, c); // Connect or Authentication Send
             } else {
                 nvm.dataReceived(request, c);
             }
@@ -139,6 +147,7 @@ final class QueueSession implements QueueHandler, DataReceiver {
         nvm.detach();
         retireCounters();
         controller = null;
+        authentication = null;
         qid = -1;
     }
 
@@ -168,6 +177,17 @@ final class QueueSession implements QueueHandler, DataReceiver {
                 && (qid <= 0 || fuse != FusedCompareAndWrite.FUSE_FIRST && fuse != FusedCompareAndWrite.FUSE_SECOND)) {
             // Only NVM commands fuse (Compare and Write, NVMe Base 2.0c §3.4.2); FUSE 11b is reserved.
             refuse(request, Status.dnr(Status.INVALID_FIELD), null, "FUSE " + fuse + " on queue " + qid);
+            return;
+        }
+        QueueAuthentication auth = authentication;
+        if (auth != null && !auth.authenticated() && !FabricsCommands.isAuthentication(c)) {
+            // Until DH-HMAC-CHAP succeeds only Authentication Send/Receive run (NVMe Base 2.0 §8.13; nvmet answers
+            // every other command so too).
+            refuse(
+                    request,
+                    Status.dnr(Status.AUTHENTICATION_REQUIRED),
+                    null,
+                    "a command before DH-HMAC-CHAP succeeded");
             return;
         }
         if (c.opcode() == FabricsCommandType.OPCODE) {
@@ -220,8 +240,14 @@ final class QueueSession implements QueueHandler, DataReceiver {
         channel.connected(newQid, newSqsize, noFlowControl);
     }
 
+    /** The queue's host must authenticate with these settings before anything but Authentication Send/Receive runs. */
+    void requireAuthentication(QueueAuthentication auth) {
+        authentication = auth;
+    }
+
     /** Disconnect: the queue belongs to no controller any more. */
     void unbind() {
+        authentication = null;
         nvm.detach();
         retireCounters();
         controller = null;

@@ -22,6 +22,9 @@ public final class Subsystem {
     private volatile boolean allowAnyHost;
 
     private volatile Set<String> hosts;
+    /** DH-HMAC-CHAP settings by host NQN, copy-on-write (docs/security.md); read at Connect only. */
+    private volatile java.util.Map<String, io.nvmeof.target.config.HostAuth> hostAuth = java.util.Map.of();
+
     private final String serial;
     private final String model;
     private volatile RamNamespace[] namespaces = new RamNamespace[ControllerProfile.NN + 1];
@@ -34,6 +37,14 @@ public final class Subsystem {
     private final FusedGate fusedGate = new FusedGate();
 
     private final AnaGroups ana = new AnaGroups(this);
+
+    /**
+     * Reachable on every listener of the target (the discovery subsystem; subsystems from flags or a config that names
+     * no listeners for them), or only on {@link #portIds} (SPDK's per-subsystem listeners: nvmf_subsystem_add_listener).
+     */
+    private volatile boolean anyListener = true;
+    /** PORTIDs of the listeners this subsystem was added to, when not {@link #anyListener}; replaced, never changed. */
+    private volatile Set<Integer> portIds = Set.of();
 
     Subsystem(
             String nqn,
@@ -82,6 +93,28 @@ public final class Subsystem {
 
     FusedGate fusedGate() {
         return fusedGate;
+    }
+
+    /** The DH-HMAC-CHAP settings of {@code hostNqn}, or null if that host need not authenticate (always, on discovery). */
+    public io.nvmeof.target.config.HostAuth hostAuth(String hostNqn) {
+        return discovery ? null : hostAuth.get(hostNqn);
+    }
+
+    /** Every host's DH-HMAC-CHAP settings. */
+    public java.util.Collection<io.nvmeof.target.config.HostAuth> hostAuths() {
+        return hostAuth.values();
+    }
+
+    /** Sets (or with null removes) the DH-HMAC-CHAP settings of one host; a host with settings is also allowed. */
+    synchronized void setHostAuth(String hostNqn, io.nvmeof.target.config.HostAuth auth) {
+        java.util.Map<String, io.nvmeof.target.config.HostAuth> next = new java.util.LinkedHashMap<>(hostAuth);
+        if (auth == null) {
+            next.remove(hostNqn);
+        } else {
+            next.put(hostNqn, auth);
+            changeHost(hostNqn, true);
+        }
+        hostAuth = java.util.Collections.unmodifiableMap(next);
     }
 
     /** Whether {@code hostNqn} may connect (nvmeof-protocol.md §2.2): the discovery subsystem allows every host. */
@@ -196,6 +229,64 @@ public final class Subsystem {
     /** Moves namespace {@code nsid} into ANA group {@code group}; see {@link AnaGroups#setGroup}. */
     public boolean setAnaGroup(int nsid, int group) {
         return ana.setGroup(nsid, group);
+    }
+
+    // ---- listeners ----
+
+    /** Whether hosts reach this subsystem on every listener (see {@link #listenerPortIds()} otherwise). */
+    public boolean anyListener() {
+        return anyListener;
+    }
+
+    /** The PORTIDs of the listeners this subsystem was added to; meaningful when not {@link #anyListener()}. */
+    public Set<Integer> listenerPortIds() {
+        return portIds;
+    }
+
+    /** Whether a host may connect to this subsystem through the listener with PORTID {@code portId}. */
+    public boolean reachableOn(int portId) {
+        return anyListener || portIds.contains(portId);
+    }
+
+    /** Makes this subsystem reachable only on the listeners with these PORTIDs (a config that names them). */
+    synchronized void restrictListeners(Collection<Integer> ids) {
+        portIds = Set.copyOf(ids);
+        anyListener = false;
+    }
+
+    /** Adds the listener with PORTID {@code portId}; false if the subsystem was reachable on it already. */
+    synchronized boolean addListener(int portId) {
+        if (reachableOn(portId)) {
+            return false;
+        }
+        java.util.Set<Integer> next = new java.util.TreeSet<>(portIds);
+        next.add(portId);
+        portIds = Set.copyOf(next);
+        return true;
+    }
+
+    /**
+     * Removes the listener with PORTID {@code portId}; a subsystem reachable on any listener keeps the others of
+     * {@code allPortIds}. False if it was not reachable there.
+     */
+    synchronized boolean removeListener(int portId, Collection<Integer> allPortIds) {
+        if (!reachableOn(portId)) {
+            return false;
+        }
+        java.util.Set<Integer> next = new java.util.TreeSet<>(anyListener ? allPortIds : portIds);
+        next.remove(portId);
+        portIds = Set.copyOf(next);
+        anyListener = false;
+        return true;
+    }
+
+    /** Forgets a listener the target closed (its PORTID may be given to a new listener later). */
+    synchronized void listenerClosed(int portId) {
+        if (!anyListener && portIds.contains(portId)) {
+            java.util.Set<Integer> next = new java.util.TreeSet<>(portIds);
+            next.remove(portId);
+            portIds = Set.copyOf(next);
+        }
     }
 
     // ---- controllers ----

@@ -47,6 +47,15 @@ public final class EmbeddedTarget implements AutoCloseable {
      */
     public static EmbeddedTarget start(String transport, long namespaceBytes, List<String> extraArgs)
             throws IOException {
+        return start(transport, namespaceBytes, extraArgs, 0);
+    }
+
+    /**
+     * {@link #start(String, long, List)} on {@code port} of 127.0.0.1 (0: a free one), e.g. to start a target again
+     * where a host expects it (a reconnect).
+     */
+    public static EmbeddedTarget start(String transport, long namespaceBytes, List<String> extraArgs, int port)
+            throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaBinary());
         // Names the process near the start of its command line, which ps and ProcessHandle.Info show in full (the
@@ -71,7 +80,7 @@ public final class EmbeddedTarget implements AutoCloseable {
         cmd.add(System.getProperty("java.class.path"));
         cmd.add("io.nvmeof.target.daemon.TargetDaemon");
         cmd.add("--listen");
-        cmd.add(transport + "://127.0.0.1:0");
+        cmd.add(transport + "://127.0.0.1:" + port);
         cmd.add("--nqn");
         cmd.add(NQN);
         cmd.add("--namespace");

@@ -243,6 +243,8 @@ public final class FioOutput {
         m.put("cores", machine.cores());
         m.put("os", machine.os());
         m.put("java", machine.java());
+        o.put("reconnects", r.reconnects());
+        o.put("failovers", r.failovers());
         if (r.failure() != null) {
             o.put("failure", r.failure());
         }
@@ -300,6 +302,8 @@ public final class FioOutput {
                 r.setup().emulated() ? ", EMULATED" : "",
                 r.targetUri(),
                 r.embeddedTarget() ? " (started by nvmeof-perf)" : ""));
+        sb.append(String.format(
+                Locale.ROOT, "  paths        : reconnects=%d, failovers=%d%n", r.reconnects(), r.failovers()));
         String target;
         if (r.targetCpu() != null) {
             target = String.format(

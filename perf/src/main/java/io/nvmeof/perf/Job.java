@@ -1,7 +1,7 @@
 package io.nvmeof.perf;
 
+import io.nvmeof.initiator.BlockNamespace;
 import io.nvmeof.initiator.IoCallback;
-import io.nvmeof.initiator.Namespace;
 import io.nvmeof.initiator.NvmeException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -35,7 +35,7 @@ final class Job implements IoCallback, Runnable {
     final int index;
     final String name;
     private final Workload w;
-    private final Namespace ns;
+    private final BlockNamespace ns;
     private final int blockSize;
     private final int blocksPerIo;
     private final long regionStart;
@@ -106,7 +106,7 @@ final class Job implements IoCallback, Runnable {
         }
     }
 
-    Job(int index, Workload w, Namespace ns, long regionStart, long regionBytes, long seed)
+    Job(int index, Workload w, BlockNamespace ns, long regionStart, long regionBytes, long seed)
             throws io.nvmeof.initiator.NvmeException {
         this.index = index;
         this.name = w.name();
@@ -122,7 +122,7 @@ final class Job implements IoCallback, Runnable {
         this.io = new Unit[depth];
         this.free = new int[depth];
         // From the controller: over NVMe/RDMA registered memory, so every unit (a slice) moves with no host copy.
-        ByteBuffer all = ns.controller().allocateBuffer(depth * w.bs() + 4096).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer all = ns.allocateBuffer((depth * w.bs() + 4096) / blockSize).order(ByteOrder.LITTLE_ENDIAN);
         long addrPad = 0; // alignment is not needed by the transport; keep buffers contiguous
         for (int i = 0; i < depth; i++) {
             ByteBuffer b = all.slice((int) addrPad + i * w.bs(), w.bs()).order(ByteOrder.LITTLE_ENDIAN);

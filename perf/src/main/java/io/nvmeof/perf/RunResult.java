@@ -14,6 +14,10 @@ import java.util.List;
  * @param windowNanos   the measured window
  * @param startMillis   wall-clock start (epoch ms)
  * @param failure       what failed (a verify mismatch names the LBA), or null
+ * @param reconnects    times a controller of the run (or a path of a multipath namespace) reconnected after
+ *                      losing its connection
+ * @param failovers     commands a multipath namespace (a target URI with several addresses) sent again after a
+ *                      path error; 0 without multipath
  */
 public record RunResult(
         Workload workload,
@@ -30,7 +34,9 @@ public record RunResult(
         long startMillis,
         String failure,
         int blockSize,
-        int targetCpus) {
+        int targetCpus,
+        long reconnects,
+        long failovers) {
 
     public record JobResult(String name, int jobs, DirStats read, DirStats write) {
         public long ios() {

@@ -1,14 +1,19 @@
 package io.nvmeof.perf;
 
+import io.nvmeof.initiator.BlockNamespace;
+import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
-import io.nvmeof.initiator.Namespace;
+import io.nvmeof.initiator.ControllerState;
 import io.nvmeof.initiator.Nvme;
 import io.nvmeof.initiator.NvmeException;
 import io.nvmeof.initiator.NvmeUri;
+import io.nvmeof.initiator.multipath.MultipathNamespace;
+import io.nvmeof.initiator.multipath.PathStatus;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /** Runs one workload over one setup against one target URI: connects the jobs, ramps, measures, collects. */
@@ -60,14 +65,45 @@ public final class Runner {
     public static RunResult run(Workload w, Setup setup, String targetUri, boolean embedded, Consumer<String> progress)
             throws NvmeException, InterruptedException {
         String uri = jobUri(targetUri, setup, w.iodepth());
+        boolean multipath = NvmeUri.parse(uri).isMultipath();
         List<Controller> ctrls = new ArrayList<>();
-        List<Job> jobs = new ArrayList<>();
+        List<MultipathNamespace> multi = new ArrayList<>();
+        List<BlockNamespace> namespaces = new ArrayList<>();
+        List<Job> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicReference<String> lost = new AtomicReference<>();
         List<Thread> threads = new ArrayList<>();
         try {
+            // Each job its own controller, or with several addresses its own multipath namespace over all of them.
             for (int i = 0; i < w.numjobs(); i++) {
-                ctrls.add(Nvme.connect(uri));
+                if (multipath) {
+                    // Its paths reconnect on their own; a command with no usable path fails after the no-path timeout
+                    // and ends the job.
+                    MultipathNamespace m = MultipathNamespace.connect(uri);
+                    multi.add(m);
+                    namespaces.add(m);
+                    continue;
+                }
+                // A controller lost for good (ctrl_loss_tmo passed) stops every job at once: the run ends with the
+                // reason instead of waiting out its runtime.
+                Controller c = Nvme.connect(
+                        NvmeUri.parse(uri),
+                        ConnectOptions.builder()
+                                .stateListener(e -> {
+                                    if (e.state() == ControllerState.FAILED) {
+                                        lost.compareAndSet(null, "the controller was lost: " + e.reason());
+                                        for (Job j : jobs) {
+                                            j.stop = true;
+                                        }
+                                    }
+                                })
+                                .build());
+                ctrls.add(c);
+                namespaces.add(
+                        namespaces.isEmpty()
+                                ? c.namespace()
+                                : c.namespace(namespaces.get(0).nsid()));
             }
-            Namespace ns0 = ctrls.get(0).namespace();
+            BlockNamespace ns0 = namespaces.get(0);
             int blockSize = ns0.blockSize();
             long nsBytes = ns0.sizeBytes();
             if (w.bs() % blockSize != 0) {
@@ -100,15 +136,16 @@ public final class Runner {
                         + ") is smaller than --bs " + w.bs());
             }
             for (int i = 0; i < w.numjobs(); i++) {
-                Controller c = ctrls.get(i);
-                if (c.ioQueueDepth() < w.iodepth()) {
+                Controller c = multipath ? firstConnected(multi.get(i)) : ctrls.get(i);
+                if (c != null && c.ioQueueDepth() < w.iodepth()) {
                     throw new BadWorkloadException("--iodepth " + w.iodepth() + " is deeper than the I/O queue the "
                             + "target grants (" + c.ioQueueDepth() + " entries)");
                 }
                 long start = w.offset() + (w.verify() ? i * perJob : 0);
-                jobs.add(new Job(i, w, c.namespace(ns0.nsid()), start, perJob, w.seed() * 31 + i));
+                jobs.add(new Job(i, w, namespaces.get(i), start, perJob, w.seed() * 31 + i));
             }
-            Controller admin = ctrls.get(0);
+            java.util.function.Supplier<Controller> admin =
+                    multipath ? () -> firstConnected(multi.get(0)) : () -> ctrls.get(0);
             long startMillis = System.currentTimeMillis();
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
@@ -133,8 +170,8 @@ public final class Runner {
                 prog.start();
             }
             try {
-                sleepUntil(rampEnd);
-                tBefore = TargetStats.read(admin);
+                sleepUntil(rampEnd, jobs, lost);
+                tBefore = readStats(admin);
                 iBefore = CpuSample.self();
                 for (Job j : jobs) {
                     j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
@@ -142,20 +179,20 @@ public final class Runner {
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
-                    sleepUntil(end); // the window ends now: sample, then let the jobs drain
+                    sleepUntil(end, jobs, lost); // the window ends now (or a job failed): sample, let the jobs drain
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                     for (Thread t : threads) {
-                        t.join(Math.max(1000, admin.commandTimeout().toMillis() + 5000));
+                        t.join(Math.max(1000, ns0.commandTimeout().toMillis() + 5000));
                     }
                 } else {
                     for (Thread t : threads) {
                         t.join();
                     }
                     iAfter = CpuSample.self();
-                    tAfter = TargetStats.read(admin);
+                    tAfter = readStats(admin);
                 }
-                String failure = null;
+                String failure = lost.get();
                 for (Job j : jobs) {
                     if (j.failure != null && failure == null) {
                         failure = w.numjobs() > 1 ? "job " + j.index + ": " + j.failure : j.failure;
@@ -186,7 +223,19 @@ public final class Runner {
                 } else if (unknown == null) {
                     unknown = tAfter.unknown();
                 }
-                long window = Math.max(1, w.verify() ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long window =
+                        Math.max(1, w.verify() || failure != null ? iCpu.clockNanos() : end - iBefore.clockNanos());
+                long reconnects = 0;
+                for (Controller c : ctrls) {
+                    reconnects += c.reconnectCount();
+                }
+                long failovers = 0;
+                for (MultipathNamespace m : multi) {
+                    failovers += m.failovers();
+                    for (PathStatus p : m.paths()) {
+                        reconnects += p.reconnects();
+                    }
+                }
                 return new RunResult(
                         w,
                         setup,
@@ -202,7 +251,9 @@ public final class Runner {
                         startMillis,
                         failure,
                         blockSize,
-                        tCpus);
+                        tCpus,
+                        reconnects,
+                        failovers);
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;
@@ -218,12 +269,43 @@ public final class Runner {
             for (Controller c : ctrls) {
                 c.close();
             }
+            for (MultipathNamespace m : multi) {
+                m.close();
+            }
         }
     }
 
-    private static void sleepUntil(long nanoTime) throws InterruptedException {
+    /** The controller of the first connected path of {@code m}, or null if none is connected now. */
+    private static Controller firstConnected(MultipathNamespace m) {
+        for (int i = 0; i < m.paths().size(); i++) {
+            Controller c = m.controller(i);
+            if (c != null && c.isOpen()) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private static TargetStats.Reading readStats(java.util.function.Supplier<Controller> admin) {
+        Controller c = admin.get();
+        return c != null
+                ? TargetStats.read(c)
+                : new TargetStats.Reading(null, 0, 0, "no path to the target is connected");
+    }
+
+    /** Sleeps until {@code nanoTime}, or until a job failed or the controller was lost (the run ends early). */
+    private static void sleepUntil(long nanoTime, List<Job> jobs, AtomicReference<String> lost)
+            throws InterruptedException {
         long left;
         while ((left = nanoTime - System.nanoTime()) > 0) {
+            if (lost.get() != null) {
+                return;
+            }
+            for (Job j : jobs) {
+                if (j.failure != null) {
+                    return;
+                }
+            }
             Thread.sleep(Math.max(1, Math.min(left / 1_000_000, 200)), 0);
         }
     }

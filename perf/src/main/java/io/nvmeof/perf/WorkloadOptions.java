@@ -13,7 +13,9 @@ final class WorkloadOptions {
             paramLabel = "URI",
             description = "NVMe-oF target, e.g. nvme+tcp://192.0.2.10:4420/"
                     + "nqn.2024-01.io.nvmeof:disk1 (any target: ours, Linux nvmet, SPDK). Without it a RAM-backed target of ours "
-                    + "is started in a separate process on 127.0.0.1 and stopped afterwards.")
+                    + "is started in a separate process on 127.0.0.1 and stopped afterwards. The URI's reconnect options "
+                    + "apply (e.g. ?ctrl_loss_tmo=30&reconnect_delay=1): a controller that comes back is counted in "
+                    + "the report (reconnects=N); one lost for good ends the run at once (exit 1).")
     String target;
 
     @Option(names = "--name", paramLabel = "NAME", description = "Job name (default ${DEFAULT-VALUE}).")

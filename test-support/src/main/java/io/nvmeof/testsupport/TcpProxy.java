@@ -11,20 +11,38 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A tiny TCP forwarder for tests of what a host does when the network misbehaves: it listens on a free loopback port
- * and forwards every connection to a target. {@link #pause()} stops forwarding in both directions (bytes wait, as with
- * a stalled target or a congested path) until {@link #resume()}; {@link #cutConnections()} resets every connection,
- * as a dead link does; {@link #observe(CommandObserver)} shows a test every NVMe/TCP command a host sends through it
- * before the target gets it, so the test can act at an exact point of a command sequence.
+ * and forwards every connection to a target. The faults:
+ * <ul>
+ *   <li>{@link #pause()} stops forwarding in both directions (bytes wait, as with a stalled target or a congested
+ *       path) until {@link #resume()};</li>
+ *   <li>{@link #cutConnections()} resets every connection, as a dead link does;</li>
+ *   <li>{@link #blackholeConnections()} silently drops every byte of the connections open now, in both directions, and
+ *       hides their closing from the other side, as a network partition does: the host sees nothing come back (its
+ *       keep-alive expires), the target keeps its end open until its own keep-alive timer ends it. Connections made
+ *       later are forwarded normally;</li>
+ *   <li>{@link #delay(Duration)} holds every chunk of bytes that long before forwarding it (a slow path: past a
+ *       command timeout when long enough);</li>
+ *   <li>{@link #refuseConnections(boolean)} resets new connections at once (a target that is not back yet).</li>
+ * </ul>
+ * {@link #observe(CommandObserver)} shows a test every NVMe/TCP command a host sends through it before the target
+ * gets it, so the test can act at an exact point of a command sequence.
  */
 public final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
-    private final InetSocketAddress target;
+    private volatile InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private final List<Link> links = new CopyOnWriteArrayList<>();
+    private volatile long delayNanos;
+    private volatile boolean refusing;
+    private final AtomicInteger accepted = new AtomicInteger();
+    private final AtomicInteger refused = new AtomicInteger();
     private final Object pauseLock = new Object();
     private volatile boolean paused;
     private volatile boolean closed;
@@ -74,6 +92,44 @@ public final class TcpProxy implements AutoCloseable {
         this.observer = observer;
     }
 
+    /**
+     * Drops every byte of the connections open now, in both directions, from now on, and keeps each side's close from
+     * the other (see the class comment); new connections pass.
+     */
+    public void blackholeConnections() {
+        for (Link l : links) {
+            l.blackholed = true;
+        }
+    }
+
+    /**
+     * Forwards connections made from now on to {@code newTarget} (open ones are not touched): the address a host
+     * knows now leads to another target, e.g. one whose namespaces differ.
+     */
+    public void retarget(InetSocketAddress newTarget) {
+        this.target = newTarget;
+    }
+
+    /** Holds every chunk of bytes {@code d} before forwarding it, in both directions; zero: no delay. */
+    public void delay(Duration d) {
+        delayNanos = d.toNanos();
+    }
+
+    /** While true, new connections are reset as soon as they are accepted; open ones are not touched. */
+    public void refuseConnections(boolean refuse) {
+        refusing = refuse;
+    }
+
+    /** Connections accepted and forwarded so far. */
+    public int acceptedConnections() {
+        return accepted.get();
+    }
+
+    /** Connections refused so far ({@link #refuseConnections}). */
+    public int refusedConnections() {
+        return refused.get();
+    }
+
     /** Resets every open connection (RST); new connections are still accepted. */
     public void cutConnections() {
         for (Socket s : sockets) {
@@ -91,14 +147,23 @@ public final class TcpProxy implements AutoCloseable {
         while (!closed) {
             try {
                 Socket client = server.accept();
+                if (refusing) {
+                    refused.incrementAndGet();
+                    client.setSoLinger(true, 0);
+                    client.close();
+                    continue;
+                }
+                accepted.incrementAndGet();
                 Socket upstream = new Socket();
                 upstream.connect(target, 5000);
                 client.setTcpNoDelay(true);
                 upstream.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream, "up", new CapsuleScanner());
-                pump(upstream, client, "down", null);
+                Link link = new Link();
+                links.add(link);
+                pump(client, upstream, "up", new CapsuleScanner(), link);
+                pump(upstream, client, "down", null, link);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -108,18 +173,33 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /** {@code capsules}: scans the host-to-target direction for command capsules (null for the other direction). */
-    private void pump(Socket from, Socket to, String dir, CapsuleScanner capsules) {
+    /** One forwarded connection's fault state. */
+    private static final class Link {
+        volatile boolean blackholed;
+    }
+
+    private void pump(Socket from, Socket to, String dir, CapsuleScanner capsules, Link link) {
         Thread t = new Thread(
                 () -> {
                     byte[] buf = new byte[65536];
-                    try (InputStream in = from.getInputStream();
-                            OutputStream out = to.getOutputStream()) {
+                    try {
+                        // Not closed through try-with-resources: closing a socket's stream closes the socket, and a
+                        // blackholed link must keep the far side open.
+                        InputStream in = from.getInputStream();
+                        OutputStream out = to.getOutputStream();
                         int n;
                         while ((n = in.read(buf)) >= 0) {
                             synchronized (pauseLock) {
                                 while (paused && !closed) {
                                     pauseLock.wait(100);
                                 }
+                            }
+                            if (link.blackholed) {
+                                continue; // dropped on the floor
+                            }
+                            long d = delayNanos;
+                            if (d > 0) {
+                                Thread.sleep(d / 1_000_000, (int) (d % 1_000_000));
                             }
                             if (capsules != null) {
                                 capsules.scan(buf, n);
@@ -131,7 +211,9 @@ public final class TcpProxy implements AutoCloseable {
                         // connection gone
                     } finally {
                         closeQuietly(from);
-                        closeQuietly(to);
+                        if (!link.blackholed || closed) {
+                            closeQuietly(to); // a partition hides the close: the far side times out on its own
+                        }
                     }
                 },
                 "tcp-proxy-" + dir + "-" + from.getPort());

@@ -44,14 +44,30 @@ final class CommonOptions {
         return NvmeUri.parse(uri);
     }
 
+    @Option(
+            names = {"-S", "--dhchap-secret"},
+            paramLabel = "DHHC-1:..",
+            description = "The host's DH-HMAC-CHAP secret (nvme-cli's option; docs/security.md).")
+    String dhchapSecret;
+
+    @Option(
+            names = {"-C", "--dhchap-ctrl-secret"},
+            paramLabel = "DHHC-1:..",
+            description = "The controller's secret: authenticate the controller too (bidirectional).")
+    String dhchapCtrlSecret;
+
     ConnectOptions connectOptions() {
-        if (hostNqn == null) {
+        if (hostNqn == null && dhchapSecret == null && dhchapCtrlSecret == null) {
             return ConnectOptions.defaults();
         }
-        if (!hostNqn.startsWith("nqn.")) {
+        if (hostNqn != null && !hostNqn.startsWith("nqn.")) {
             throw new IllegalArgumentException("--hostnqn must start with 'nqn.': " + hostNqn);
         }
-        return ConnectOptions.builder().hostIdentity(HostIdentity.of(hostNqn)).build();
+        return ConnectOptions.builder()
+                .hostIdentity(hostNqn == null ? null : HostIdentity.of(hostNqn))
+                .dhchapSecret(dhchapSecret)
+                .dhchapCtrlSecret(dhchapCtrlSecret)
+                .build();
     }
 
     Controller connect() throws NvmeException {

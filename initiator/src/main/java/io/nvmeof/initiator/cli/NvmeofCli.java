@@ -29,7 +29,8 @@ import picocli.CommandLine.Command;
             "Examples:",
             "  nvmeof discover nvme+tcp://192.0.2.10:4420",
             "  nvmeof list nvme+tcp://192.0.2.10/nqn.2024-01.io.nvmeof:disk1",
-            "  nvmeof read nvme+tcp://192.0.2.10/nqn.2024-01.io.nvmeof:disk1 --start-block 0 --data-size 4096 > blk0"
+            "  nvmeof read nvme+tcp://192.0.2.10/nqn.2024-01.io.nvmeof:disk1 --start-block 0 --data-size 4096 > blk0",
+            "  nvmeof gen-dhchap-key --hmac 1 --nqn nqn.2014-08.org.nvmexpress:uuid:..."
         },
         subcommands = {
             DiscoverCommand.class,
@@ -39,7 +40,8 @@ import picocli.CommandLine.Command;
             ReadCommand.class,
             WriteCommand.class,
             GenTlsKeyCommand.class,
-            CheckTlsKeyCommand.class
+            CheckTlsKeyCommand.class,
+            GenDhchapKeyCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:success", "1:connection failed or the target failed the command", "2:bad arguments"})

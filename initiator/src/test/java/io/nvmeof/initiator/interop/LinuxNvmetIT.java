@@ -15,6 +15,7 @@ import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.ConnectOptions;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.ControllerIdentity;
+import io.nvmeof.initiator.ControllerStateEvent;
 import io.nvmeof.initiator.DiscoveryEntry;
 import io.nvmeof.initiator.DiscoveryLog;
 import io.nvmeof.initiator.LbaRange;
@@ -26,6 +27,7 @@ import io.nvmeof.initiator.NvmeTransportException;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.testkit.peervm.PeerVm;
 import io.nvmeof.testsupport.ObservedTransport;
+import io.nvmeof.testsupport.TcpProxy;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -736,8 +738,70 @@ class LinuxNvmetIT {
 
     // ---------------------------------------------------------------- final check, threads, guest side
 
+    // ---------------------------------------------------------------- reconnect
+
+    /**
+     * Reconnect against the kernel's nvmet-tcp through a fault proxy on the host: verified writes while the connection
+     * is cut (nvmet sees it close), then while it is blackholed (nvmet keeps the old controller until its keep-alive
+     * timer ends it, so the host connects again with the same Host ID while the old controller still exists: nvmet
+     * gives a new CNTLID). Every write completes (retried), and the final pass reads them all back.
+     */
     @Test
     @Order(10)
+    void reconnectsThroughACutAndABlackholeWithEveryWriteKept() throws Exception {
+        int warningsBefore = warnings.size();
+        List<ControllerStateEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (TcpProxy proxy = TcpProxy.start(new java.net.InetSocketAddress("127.0.0.1", port));
+                Controller c = retry(() -> Nvme.connect(
+                        NvmeUri.parse("nvme+tcp://127.0.0.1:" + proxy.port() + "/" + NQN
+                                + "?nsid=2&queues=2&depth=16&keep_alive_tmo=5&timeout=10s&reconnect_delay=1"
+                                + "&ctrl_loss_tmo=120"),
+                        ConnectOptions.builder().stateListener(events::add).build()))) {
+            Namespace ns = c.namespace();
+            int firstCntlid = c.cntlid();
+            Runnable[] faults = {proxy::cutConnections, proxy::blackholeConnections};
+            for (int i = 0; i < faults.length; i++) {
+                long reconnects = c.reconnectCount();
+                List<Extent> extents = cover(ns, (8L + 4 * i) * MiB, 4L * MiB, 3 + i);
+                long seed = seeds.getAndIncrement();
+                Runnable fault = faults[i];
+                Thread injector = new Thread(() -> {
+                    try {
+                        Thread.sleep(300);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    fault.run();
+                });
+                injector.start();
+                long t0 = System.nanoTime();
+                run(c, "writes across fault " + i, extents, true, seed, 4, 4, ConcurrentHashMap.newKeySet());
+                injector.join();
+                long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (c.reconnectCount() == reconnects && System.nanoTime() < end) {
+                    Thread.sleep(20);
+                }
+                timings.add("reconnect " + i + ": writes + reconnect " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+                assertTrue(c.reconnectCount() > reconnects, "reconnected after fault " + i + ": " + events);
+                run(c, "read+verify after fault " + i, extents, false, seed, 4, 4, ConcurrentHashMap.newKeySet());
+            }
+            assertTrue(c.cntlid() != firstCntlid, "a new controller");
+            assertEquals(io.nvmeof.initiator.ControllerState.LIVE, c.state());
+        }
+        // The reconnects log warnings (the loss, the state change); only those.
+        synchronized (warnings) {
+            List<LogRecord> mine = warnings.subList(warningsBefore, warnings.size());
+            for (String w : describe(mine)) {
+                assertTrue(
+                        w.contains("RECONNECTING") || w.contains(" lost (") || w.contains("reconnect"),
+                        "an unexpected warning while reconnecting: " + w);
+            }
+            mine.clear();
+        }
+    }
+
+    @Test
+    @Order(11)
     void everythingWrittenReadsBackOnAFreshConnectionAndNoThreadsRemain() throws Exception {
         try (Controller c = retry(() -> Nvme.connect(base + "/" + NQN + "?queues=2&depth=32&" + COMMON))) {
             List<Extent> all = new ArrayList<>();
@@ -788,7 +852,7 @@ class LinuxNvmetIT {
     }
 
     @Test
-    @Order(11)
+    @Order(12)
     void guestSeesTheDataAndLoggedNoErrors() throws Exception {
         // The bytes are in the target's backing file: md5 of namespace 2 (before the scratch area) taken in the guest.
         long len = ns2Bytes - NS2_SCRATCH;

@@ -33,7 +33,11 @@ import org.junit.jupiter.api.Timeout;
  *       4 KiB blocks, port 4421): discovery, 2 I/O queues, a pattern written from 2 threads with in-capsule and keyed
  *       transfers up to 1 MiB, read back and compared byte for byte, the kernel's backing files hashed against the
  *       pattern, unaligned {@code BlockDevice} I/O;</li>
- *   <li>our initiator (JVM 2) against our target daemon (JVM 1), both on rxe0: the same checks.</li>
+ *   <li>our initiator (JVM 2) against our target daemon (JVM 1), both on rxe0: the same checks;</li>
+ *   <li>the kernel host against a file-backed namespace of our target daemon: 16 MiB written, 8 MiB discarded (the
+ *       file shrinks on disk, zeros read back), 8 MiB written into the holes and read back, and after a clean stop the
+ *       file holds exactly that: chunks registered as memory regions before the discard (pinned pages the punch took
+ *       out of the file) are registered anew, so no write lands in a stale page.</li>
  * </ol>
  * Every JVM runs with {@code -Dnvmeof.rdma.provider=disni} (no fallback to the software RNIC); the script checks that
  * the daemon maps libnvmeofrdma.so and librxe and no software RNIC memory region, and that rxe0's packet counters
@@ -41,7 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * or rxe), since fio's verify would pass across a silent error recovery, and a target daemon that logged no WARNING.
  *
  * <p>Run: {@code mvn -B -o -pl initiator verify -Dit.test=RdmaSoftRoceIT -Dtest=NoSuchTest
- * -Dsurefire.failIfNoSpecifiedTests=false}; {@code -Drdma.parts=bc} runs a subset, {@code -Dpeervm.keep=true} keeps
+ * -Dsurefire.failIfNoSpecifiedTests=false}; {@code -Drdma.parts=d} runs a subset, {@code -Dpeervm.keep=true} keeps
  * the shared dir and job dir (console log). The VM is emulated (TCG): no speed is asserted; a run takes 3–6 minutes.
  */
 @Tag("vm")
@@ -88,10 +92,19 @@ class RdmaSoftRoceIT {
             "c disconnect",
             "c: traffic went through rxe0",
             "c: kernel log clean");
+    static final List<String> D_STEPS = List.of(
+            "our target daemon ready on rdma://10.0.2.15:4420 over DiSNI",
+            "d: nvme connect -t rdma",
+            "d: 16 MiB written over RDMA",
+            "d: blkdiscard 8 MiB reads zeros",
+            "d: 8 MiB written into the holes over RDMA read back",
+            "our target daemon stopped cleanly",
+            "d: the file holds what was written after the discard",
+            "d: kernel log clean");
 
     @Test
     void nvmeRdmaOverSoftRoceInThePeerVm() throws Exception {
-        String parts = System.getProperty("rdma.parts", "abc");
+        String parts = System.getProperty("rdma.parts", "abcd");
         boolean keep = Boolean.getBoolean("peervm.keep");
         assertNotNull(
                 RdmaSoftRoceIT.class.getClassLoader().getResource(DisniProvider.NATIVE_RESOURCE),
@@ -124,7 +137,8 @@ class RdmaSoftRoceIT {
                     case 'a' -> A_STEPS;
                     case 'b' -> B_STEPS;
                     case 'c' -> C_STEPS;
-                    default -> throw new IllegalArgumentException("rdma.parts: only a, b, c: " + parts);
+                    case 'd' -> D_STEPS;
+                    default -> throw new IllegalArgumentException("rdma.parts: only a, b, c, d: " + parts);
                 };
                 for (String step : steps) {
                     if (!Pattern.compile("(?m)^PASS: " + Pattern.quote(step))

@@ -91,7 +91,7 @@ class RdmaTargetGoneTest {
 
     @Test
     void targetClosingMidIoFailsEveryOutstandingCommand() throws Exception {
-        try (Controller c = Nvme.connect(target.uri("queues=2&depth=64"))) {
+        try (Controller c = Nvme.connect(target.uri("queues=2&depth=64&ctrl_loss_tmo=0"))) {
             List<CompletableFuture<Void>> fs = List.copyOf(hammer(c, 2, target::stop));
             int failed = assertAllComplete(fs);
             assertTrue(failed > 0, "some of " + fs.size() + " commands were in flight when the target closed");

@@ -49,6 +49,13 @@ public final class SubmissionQueueEntry extends Flyweight {
     public static final int PROPERTY_OFFSET_OFFSET = 44;
     public static final int PROPERTY_VALUE_OFFSET = 48;
 
+    // Authentication Send/Receive (nvmeof-protocol.md §2.5, NVMe Base 2.0 §6.2, §6.3).
+    public static final int AUTH_SPSP0_OFFSET = 41;
+    public static final int AUTH_SPSP1_OFFSET = 42;
+    public static final int AUTH_SECP_OFFSET = 43;
+    /** TL (Authentication Send) or AL (Authentication Receive): the payload length in bytes. */
+    public static final int AUTH_LENGTH_OFFSET = 44;
+
     private final SglDescriptor sgl = new SglDescriptor();
 
     @Override
@@ -251,6 +258,35 @@ public final class SubmissionQueueEntry extends Flyweight {
         u8(PROPERTY_ATTRIB_OFFSET, sizeAttrib);
         u32(PROPERTY_OFFSET_OFFSET, propertyOffset);
         u64(PROPERTY_VALUE_OFFSET, value);
+        return this;
+    }
+
+    // Authentication Send/Receive (nvmeof-protocol.md §2.5).
+
+    public int authSecp() {
+        return u8(AUTH_SECP_OFFSET);
+    }
+
+    public int authSpsp0() {
+        return u8(AUTH_SPSP0_OFFSET);
+    }
+
+    public int authSpsp1() {
+        return u8(AUTH_SPSP1_OFFSET);
+    }
+
+    /** TL of an Authentication Send, AL of an Authentication Receive (unsigned 32 bits, here at most 2^31 - 1). */
+    public int authLength() {
+        return u32(AUTH_LENGTH_OFFSET);
+    }
+
+    /** Fills SECP, SPSP0, SPSP1 and TL/AL (byte 40 reserved, zeroed). */
+    public SubmissionQueueEntry auth(int secp, int spsp0, int spsp1, int length) {
+        u8(CDW10_OFFSET, 0);
+        u8(AUTH_SPSP0_OFFSET, spsp0);
+        u8(AUTH_SPSP1_OFFSET, spsp1);
+        u8(AUTH_SECP_OFFSET, secp);
+        u32(AUTH_LENGTH_OFFSET, length);
         return this;
     }
 

@@ -44,6 +44,9 @@ import java.util.UUID;
  *       "allowAnyHost": false,
  *       "hosts": [ "nqn.2014-08.org.nvmexpress:uuid:..." ],
  *       "namespaces": [ { "nsid": 1, "size": "1T", "blockSize": 4096, "anaGroup": 1 } ],
+ *       "listeners": [ 1, 2 ],
+ *       "dhchap": [ { "host": "nqn.2014-08.org.nvmexpress:uuid:...", "keyFile": "/etc/nvmeof/host1.key",
+ *                     "ctrlKeyFile": "/etc/nvmeof/ctrl.key", "hashes": ["sha256"], "dhGroups": ["ffdhe2048"] } ],
  *       "ana": [ { "listener": 2, "group": 1, "state": "non-optimized" } ] } ]
  * }
  * }</pre>
@@ -81,7 +84,22 @@ public final class ConfigFile {
             @JsonProperty("serial") String serial,
             @JsonProperty("model") String model,
             @JsonProperty("namespaces") List<Namespace> namespaces,
-            @JsonProperty("ana") List<Ana> ana) {}
+            @JsonProperty("listeners") List<Integer> listeners,
+            @JsonProperty("ana") List<Ana> ana,
+            @JsonProperty("dhchap") List<Dhchap> dhchap) {}
+
+    /**
+     * One host's DH-HMAC-CHAP settings (docs/security.md): a secret inline ({@code key}) or in a file
+     * ({@code keyFile}), the same for the controller's, and the allowed hashes and DH groups.
+     */
+    record Dhchap(
+            @JsonProperty("host") String host,
+            @JsonProperty("key") String key,
+            @JsonProperty("keyFile") String keyFile,
+            @JsonProperty("ctrlKey") String ctrlKey,
+            @JsonProperty("ctrlKeyFile") String ctrlKeyFile,
+            @JsonProperty("hashes") List<String> hashes,
+            @JsonProperty("dhGroups") List<String> dhGroups) {}
 
     /** One ANA group state on one listener (listeners are numbered from 1 in file order). */
     record Ana(
@@ -207,15 +225,31 @@ public final class ConfigFile {
             for (int j = 0; j < ns.size(); j++) {
                 namespaces.add(namespace(ns.get(j), where + ".namespaces[" + j + "]", j + 1));
             }
-            boolean any =
-                    s.allowAnyHost() == null ? (s.hosts() == null || s.hosts().isEmpty()) : s.allowAnyHost();
+            List<Dhchap> dh = s.dhchap() == null ? List.of() : s.dhchap();
+            boolean any = s.allowAnyHost() == null
+                    ? (s.hosts() == null || s.hosts().isEmpty()) && dh.isEmpty()
+                    : s.allowAnyHost();
+            List<io.nvmeof.target.config.HostAuth> auth = new ArrayList<>();
+            for (int j = 0; j < dh.size(); j++) {
+                auth.add(dhchap(dh.get(j), where + ".dhchap[" + j + "]"));
+            }
             List<AnaStateConfig> ana = new ArrayList<>();
             List<Ana> as = s.ana() == null ? List.of() : s.ana();
             for (int j = 0; j < as.size(); j++) {
                 ana.add(anaState(as.get(j), where + ".ana[" + j + "]"));
             }
+            if (s.listeners() != null) {
+                for (Integer l : s.listeners()) {
+                    if (l == null || l < 1 || l > listeners.size()) {
+                        throw new IllegalArgumentException(where + ".listeners: " + l
+                                + " is not a listener number (the listeners are numbered 1.." + listeners.size()
+                                + " in file order)");
+                    }
+                }
+            }
             try {
-                subsystems.add(new SubsystemConfig(s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model(), ana));
+                subsystems.add(new SubsystemConfig(
+                        s.nqn(), any, s.hosts(), namespaces, s.serial(), s.model(), ana, s.listeners(), auth));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
@@ -246,6 +280,27 @@ public final class ConfigFile {
             }
         }
         return out;
+    }
+
+    private static io.nvmeof.target.config.HostAuth dhchap(Dhchap d, String where) {
+        if (d == null || d.host() == null || (d.key() == null) == (d.keyFile() == null)) {
+            throw new IllegalArgumentException(where + ": \"host\" and one of \"key\" or \"keyFile\" are required");
+        }
+        if (d.ctrlKey() != null && d.ctrlKeyFile() != null) {
+            throw new IllegalArgumentException(where + ": give \"ctrlKey\" or \"ctrlKeyFile\", not both");
+        }
+        try {
+            return new io.nvmeof.target.config.HostAuth(
+                    d.host(),
+                    DhchapSecrets.read(d.key(), d.keyFile(), "key"),
+                    d.ctrlKey() == null && d.ctrlKeyFile() == null
+                            ? null
+                            : DhchapSecrets.read(d.ctrlKey(), d.ctrlKeyFile(), "ctrlKey"),
+                    io.nvmeof.target.config.HostAuth.hashes(d.hashes()),
+                    io.nvmeof.target.config.HostAuth.groups(d.dhGroups()));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
     }
 
     private static AnaStateConfig anaState(Ana a, String where) {

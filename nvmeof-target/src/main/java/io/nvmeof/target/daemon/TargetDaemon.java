@@ -114,6 +114,16 @@ public final class TargetDaemon implements Callable<Integer> {
     List<String> tlsKeys = new ArrayList<>();
 
     @Option(
+            names = "--dhchap-host",
+            paramLabel = "SPEC",
+            description = "A host that must authenticate with DH-HMAC-CHAP (repeatable; it is allowed too): "
+                    + "host=NQN,key-file=PATH[,ctrl-key-file=PATH][,hashes=sha256:sha384][,dhgroups=null:ffdhe2048]. "
+                    + "Each file holds a DHHC-1 secret (bin/nvmeof gen-dhchap-key), mode 0600. ctrl-key-file makes "
+                    + "bidirectional authentication possible. key=SECRET and ctrl-key=SECRET take the secret itself "
+                    + "(visible in ps: prefer the files). See docs/security.md.")
+    List<String> dhchapHosts = new ArrayList<>();
+
+    @Option(
             names = "--memory-budget",
             paramLabel = "SIZE",
             description = "Most RAM all namespaces may use together; writes beyond it fail with Capacity Exceeded "
@@ -257,6 +267,7 @@ public final class TargetDaemon implements Callable<Integer> {
         boolean flags = nqn != null
                 || !namespaces.isEmpty()
                 || !allowHosts.isEmpty()
+                || !dhchapHosts.isEmpty()
                 || !anaStates.isEmpty()
                 || !listen.isEmpty()
                 || tls != null
@@ -268,9 +279,9 @@ public final class TargetDaemon implements Callable<Integer> {
         }
         if (config != null) {
             if (flags) {
-                throw new IllegalArgumentException(
-                        "--config cannot be combined with --listen/--nqn/--namespace/"
-                                + "--allow-host/--ana-state/--max-queue-size/--in-capsule-data-size/--tls: put those in the file");
+                throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
+                        + "--allow-host/--dhchap-host/--ana-state/--max-queue-size/--in-capsule-data-size/--tls: put"
+                        + " those in the file");
             }
             spdkConfig = io.nvmeof.target.rpc.SpdkConfigFile.readIfSpdkShape(config);
             TargetConfig fromFile =
@@ -330,8 +341,20 @@ public final class TargetDaemon implements Callable<Integer> {
                 throw new IllegalArgumentException("--ana-state " + spec + ": " + e.getMessage());
             }
         }
+        List<io.nvmeof.target.config.HostAuth> auth = new ArrayList<>();
+        for (String spec : dhchapHosts) {
+            auth.add(DhchapHostSpec.parse(spec));
+        }
         SubsystemConfig subsystem = new SubsystemConfig(
-                nqn == null ? DEFAULT_NQN : nqn, allowHosts.isEmpty(), allowHosts, ns, null, null, ana);
+                nqn == null ? DEFAULT_NQN : nqn,
+                allowHosts.isEmpty() && auth.isEmpty(),
+                allowHosts,
+                ns,
+                null,
+                null,
+                ana,
+                null, // every listener the flags name
+                auth);
         return new TargetConfig(listeners, List.of(subsystem), budget, 0);
     }
 
@@ -411,6 +434,15 @@ public final class TargetDaemon implements Callable<Integer> {
                     "subsystem %s: %s%n",
                     s.nqn(),
                     s.allowAnyHost() ? "any host may connect" : "hosts allowed: " + String.join(", ", s.hosts()));
+            for (io.nvmeof.target.config.HostAuth a : s.hostAuth()) {
+                out.printf(
+                        "subsystem %s: host %s must authenticate (DH-HMAC-CHAP%s; hashes %s; DH groups %s)%n",
+                        s.nqn(),
+                        a.hostNqn(),
+                        a.ctrlKey() == null ? "" : ", bidirectional possible",
+                        a.hashes().stream().map(h -> h.shortName()).toList(),
+                        a.groups().stream().map(g -> g.groupName()).toList());
+            }
         }
         out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
         List<InetSocketAddress> bound = target.boundAddresses();

@@ -38,11 +38,14 @@ final class MappedFile {
     private final FileChannel channel;
     private final long size;
     private final AtomicReferenceArray<MappedByteBuffer> regions;
+    /** Hole punching on this file, or null where it is not available (deallocate then keeps the blocks). */
+    private final FileHoles holes;
 
-    private MappedFile(Path path, FileChannel channel, long size) {
+    private MappedFile(Path path, FileChannel channel, long size, FileHoles holes) {
         this.path = path;
         this.channel = channel;
         this.size = size;
+        this.holes = holes;
         this.regions = new AtomicReferenceArray<>((int) ((size + REGION_MASK) >>> REGION_SHIFT));
     }
 
@@ -75,7 +78,7 @@ final class MappedFile {
                         + " bytes but the namespace is " + size
                         + " bytes: give size=" + existing + " to use it as it is (a size mismatch is never resized)");
             }
-            return new MappedFile(path, ch, size);
+            return new MappedFile(path, ch, size, FileHoles.open(path, size));
         } catch (IOException e) {
             closeQuietly(ch);
             throw new IllegalArgumentException("cannot open namespace file " + path + ": " + e, e);
@@ -140,12 +143,54 @@ final class MappedFile {
         }
     }
 
+    /** Whether {@link #punch} deallocates blocks of this file. */
+    boolean punchesHoles() {
+        return holes != null;
+    }
+
+    /** The unit of {@link #punch}: the file system's block size. Only valid if {@link #punchesHoles()}. */
+    long holeBlockSize() {
+        return holes.blockSize();
+    }
+
+    /**
+     * Deallocates the file's blocks in {@code length} bytes at byte {@code offset} (multiples of {@link
+     * #holeBlockSize()}): they read as zeroes through the mappings from now on and take no space. Pages of the range
+     * leave the page cache, so memory registrations (which pin pages) made on them are stale: the caller drops the
+     * chunks over the range. Blocks for as long as the file system takes.
+     *
+     * @throws UncheckedIOException if the file system refuses
+     */
+    void punch(long offset, long length) {
+        try {
+            holes.punch(offset, length);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Whether the file may hold data in {@code length} bytes at byte {@code offset}: false only for a range known to be
+     * a hole (never written, or punched), which reads as zeroes. Always true where hole punching is unavailable.
+     */
+    boolean hasData(long offset, long length) {
+        return holes == null || holes.hasData(offset, length);
+    }
+
+    /** The bytes the file occupies on its device ({@code du}), or -1 where hole punching (and so stat) is unavailable. */
+    long allocatedBytes() {
+        return holes == null ? -1 : holes.allocatedBytes();
+    }
+
     /** Forces everything, then closes the file (mappings stay valid until the GC unmaps them). */
     void close() {
         try {
             forceAll();
         } finally {
             closeQuietly(channel);
+            if (holes != null) {
+                holes.close();
+            }
         }
     }
 

@@ -21,9 +21,9 @@ import java.util.concurrent.atomic.LongAdder;
  * Unwritten blocks read as zeroes from one shared read-only zero buffer.
  *
  * <p>A file-backed namespace uses the same table: its chunks are slices of the file's shared mapping, created on first
- * use by a read or a write (a read must see what an earlier run wrote), never freed before the namespace, and not
- * counted in the {@link MemoryBudget} (the page cache is the kernel's to write back and reclaim). Deallocation does
- * not free them (see {@link #zero}); {@link #force} makes a range durable.
+ * use by a write or by a read of a range the file holds data in (a read must see what an earlier run wrote), and not
+ * counted in the {@link MemoryBudget} (the page cache is the kernel's to write back and reclaim). Deallocation punches
+ * holes in the file where the native helper is available (see {@link #zero}); {@link #force} makes a range durable.
  *
  * <p>Nothing on the I/O methods allocates except the first write into a chunk (its memory) or into a leaf's 512 MiB
  * range (the leaf array). They return NVMe status values instead of throwing.
@@ -194,7 +194,7 @@ public final class RamNamespace {
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = acquireForWrite(index);
             if (c == null) {
-                return Status.CAPACITY_EXCEEDED;
+                return noChunkStatus();
             }
             request.addDestination(c.buffer, within, n, c);
             offset += n;
@@ -223,7 +223,7 @@ public final class RamNamespace {
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = acquireForWrite(index);
             if (c == null) {
-                return Status.CAPACITY_EXCEEDED;
+                return noChunkStatus();
             }
             try {
                 c.buffer.put(within, source, sourceOffset, n);
@@ -301,11 +301,64 @@ public final class RamNamespace {
      * and partly covered ones are zeroed in place; without it, existing chunks are zeroed in place. Unwritten chunks
      * already read as zero, so this never allocates.
      *
-     * <p>A file-backed namespace writes the zeroes into the file through its mapping, deallocate or not: the JDK cannot
-     * punch holes ({@code fallocate(PUNCH_HOLE)}), so the file keeps its blocks. (Dataset Management deallocate, which
-     * may cover the whole namespace, does not come here for a file: see {@link #deallocates()}.)
+     * <p>A file-backed namespace writes the zeroes into the file through its mapping, except that with {@code
+     * deallocate}, where the file can punch holes ({@link #deallocates()}), the whole file system blocks of the range
+     * are punched out of the file ({@code fallocate(PUNCH_HOLE)}: they read as zeroes and take no space) and only the
+     * partial blocks at its edges are zeroed through the mapping. That is a blocking system call: queue threads hand a
+     * file's deallocation to a worker ({@code NamespaceFlusher}).
+     *
+     * @throws java.io.UncheckedIOException if the file system refuses to punch a hole (the range may be partly zeroed)
      */
     public void zero(long offset, long length, boolean deallocate) {
+        if (deallocate && file != null && file.punchesHoles()) {
+            punchHoles(offset, length);
+            return;
+        }
+        zeroInPlace(offset, length, deallocate);
+    }
+
+    private void punchHoles(long offset, long length) {
+        if (closed) {
+            return; // removed while the command waited for the worker: nothing left to deallocate
+        }
+        long block = file.holeBlockSize();
+        long end = offset + length;
+        long start = (offset + block - 1) & -block;
+        long stop = end & -block;
+        if (start >= stop) {
+            zeroInPlace(offset, length, false); // no whole file system block inside
+            return;
+        }
+        zeroInPlace(offset, start - offset, false);
+        zeroInPlace(stop, end - stop, false);
+        try {
+            file.punch(start, stop - start);
+        } catch (java.io.UncheckedIOException e) {
+            if (closed) {
+                return; // removed meanwhile (its file closed)
+            }
+            throw e;
+        }
+        // The punch took the range's pages out of the page cache; a memory registration (RDMA) pins the pages it was
+        // made on, so the chunks over the range are dropped from the table and come back, registered anew on the
+        // file's new pages, on their next use. Commands still holding an old chunk were concurrent with this one.
+        dropChunks((int) (start >>> CHUNK_SHIFT), (int) ((stop - 1) >>> CHUNK_SHIFT));
+    }
+
+    /** Drops the table's chunks {@code first..last} (inclusive), skipping leaves never created. */
+    private void dropChunks(int first, int last) {
+        int index = first;
+        while (index <= last) {
+            if (leaves.get(index >>> LEAF_SHIFT) == null) {
+                index = ((index >>> LEAF_SHIFT) + 1) << LEAF_SHIFT;
+                continue;
+            }
+            deallocate(index);
+            index++;
+        }
+    }
+
+    private void zeroInPlace(long offset, long length, boolean deallocate) {
         while (length > 0) {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
@@ -354,11 +407,25 @@ public final class RamNamespace {
         return leaf == null ? null : leaf.get(index & LEAF_MASK);
     }
 
-    /** The chunk at {@code index}, retained, or null if that range is unwritten (never null for a file). */
+    /**
+     * The chunk at {@code index}, retained, or null if that range reads as zeroes without one: unwritten in RAM, or a
+     * hole of the file (a file's chunk is otherwise created on first use, since a read must see what an earlier run
+     * wrote; a hole gets none, because on RDMA a chunk is registered memory and registering a file's pages for writing
+     * allocates their blocks).
+     */
     Chunk acquire(int index) {
         if (file != null) {
-            return acquireForWrite(index); // a file's chunk always exists: it is created on first use
+            Chunk c = retained(index);
+            if (c != null || !file.hasData((long) index << CHUNK_SHIFT, chunkBytes(index))) {
+                return c;
+            }
+            return acquireForWrite(index);
         }
+        return retained(index);
+    }
+
+    /** The chunk in the table at {@code index}, retained, or null if there is none. */
+    private Chunk retained(int index) {
         while (true) {
             Chunk c = slot(index);
             if (c == null || c.tryRetain()) {
@@ -368,7 +435,10 @@ public final class RamNamespace {
         }
     }
 
-    /** The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent. */
+    /**
+     * The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent or
+     * (a file) the namespace was freed.
+     */
     private Chunk acquireForWrite(int index) {
         while (true) {
             Chunk c = slot(index);
@@ -389,7 +459,17 @@ public final class RamNamespace {
             int bytes = chunkBytes(index);
             Chunk fresh;
             if (file != null) {
-                fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+                if (closed) {
+                    return null; // removed, its file closed: a command racing the removal
+                }
+                try {
+                    fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+                } catch (java.io.UncheckedIOException e) {
+                    if (closed) {
+                        return null; // the file closed while this region was being mapped
+                    }
+                    throw e;
+                }
             } else if (!budget.tryReserve(bytes)) {
                 return null;
             } else {
@@ -414,6 +494,11 @@ public final class RamNamespace {
             fresh.release();
             fresh.release();
         }
+    }
+
+    /** Why a write found no chunk: the namespace was removed meanwhile, or the memory budget is spent. */
+    private int noChunkStatus() {
+        return closed ? Status.dnr(Status.INVALID_NAMESPACE) : Status.CAPACITY_EXCEEDED;
     }
 
     private void deallocate(int index) {
@@ -504,12 +589,19 @@ public final class RamNamespace {
 
     /**
      * Whether Dataset Management deallocate frees blocks (and deallocated blocks read as zeroes, DLFEAT 001b): true in
-     * RAM. A file-backed namespace cannot punch holes from Java, and writing zeroes instead would fill the sparse file
-     * when a host discards a whole device (mkfs does), so there deallocate is the advisory no-op the NVM Command Set
-     * allows (the AD attribute says the controller "may" deallocate: NVM Command Set 1.0c, Dataset Management) and Identify Namespace reports the value read as not reported (000b).
+     * RAM, and for a file where holes can be punched ({@link FileHoles}: the native helper loaded and the file system
+     * supports it). Elsewhere writing zeroes instead would fill the sparse file when a host discards a whole device
+     * (mkfs does), so there deallocate is the advisory no-op the NVM Command Set allows (the AD attribute says the
+     * controller "may" deallocate: NVM Command Set 1.0c, Dataset Management) and Identify Namespace reports the value
+     * read as not reported (000b).
      */
     public boolean deallocates() {
-        return file == null;
+        return file == null || file.punchesHoles();
+    }
+
+    /** The bytes the backing file occupies on its device (what {@code du} shows); -1 in RAM or where unknown. */
+    public long fileAllocatedBytes() {
+        return file == null ? -1 : file.allocatedBytes();
     }
 
     /**

@@ -48,6 +48,12 @@ final class ConfigMethods {
         Params.of("save_config", params, Set.of());
         ObjectNode root = Management.JSON.createObjectNode();
         ArrayNode subsystems = root.putArray("subsystems");
+        ArrayNode keyring = section(subsystems, "keyring");
+        for (KeyringMethods.Key k : m.keyring.keys()) {
+            call(keyring, "keyring_file_add_key")
+                    .put("name", k.name())
+                    .put("path", k.path().toString());
+        }
         ArrayNode bdev = section(subsystems, "bdev");
         for (Bdev b : m.bdevs.values()) {
             ObjectNode p = call(bdev, b.kind().createMethod);
@@ -67,7 +73,30 @@ final class ConfigMethods {
             c.put("serial_number", s.serial());
             c.put("model_number", s.model());
             for (String h : s.hosts()) {
-                call(nvmf, "nvmf_subsystem_add_host").put("nqn", s.nqn()).put("host", h);
+                String[] names =
+                        m.hostKeyNames.getOrDefault(s.nqn(), java.util.Map.of()).get(h);
+                if (s.hostAuth(h) != null && names == null) {
+                    // Keys from the config file or the Java API have no keyring name: leaving the host out fails
+                    // closed (it cannot connect after a reload) instead of letting it in without authentication.
+                    System.getLogger("io.nvmeof.target")
+                            .log(
+                                    System.Logger.Level.WARNING,
+                                    "save_config: host " + h + " of " + s.nqn()
+                                            + " has DH-HMAC-CHAP keys without keyring names; left out");
+                    continue;
+                }
+                ObjectNode a = call(nvmf, "nvmf_subsystem_add_host")
+                        .put("nqn", s.nqn())
+                        .put("host", h);
+                if (names != null && s.hostAuth(h) != null) {
+                    a.put("dhchap_key", names[0]);
+                    if (names[1] != null) {
+                        a.put("dhchap_ctrlr_key", names[1]);
+                    }
+                }
+                if (names != null && names.length > 2 && names[2] != null) {
+                    a.put("psk", names[2]); // the keyring name (or the file path SPDK took before its keyring)
+                }
             }
             for (RamNamespace ns : s.namespaces()) {
                 ObjectNode a = call(nvmf, "nvmf_subsystem_add_ns").put("nqn", s.nqn());
@@ -78,9 +107,14 @@ final class ConfigMethods {
                 n.put("anagrpid", s.ana().groupOf(ns.nsid()));
             }
             for (TargetListener l : m.target().listeners()) {
-                call(nvmf, "nvmf_subsystem_add_listener")
-                        .put("nqn", s.nqn())
-                        .set("listen_address", ListenAddress.describe(l.portInfo()));
+                if (!s.reachableOn(l.portInfo().portId())) {
+                    continue;
+                }
+                ObjectNode a = call(nvmf, "nvmf_subsystem_add_listener").put("nqn", s.nqn());
+                a.set("listen_address", ListenAddress.describe(l.portInfo()));
+                if ((l.portInfo().treq() & 0x3) == io.nvmeof.core.tls.SecureChannel.REQUIRED.treqBits()) {
+                    a.put("secure_channel", true);
+                }
             }
         }
         return root;
@@ -89,8 +123,13 @@ final class ConfigMethods {
     private JsonNode subsystems(JsonNode params) throws RpcException {
         Params.of("framework_get_subsystems", params, Set.of());
         ArrayNode out = Management.JSON.createArrayNode();
+        out.addObject().put("subsystem", "keyring").putArray("depends_on");
         out.addObject().put("subsystem", "bdev").putArray("depends_on");
-        out.addObject().put("subsystem", "nvmf").putArray("depends_on").add("bdev");
+        out.addObject()
+                .put("subsystem", "nvmf")
+                .putArray("depends_on")
+                .add("bdev")
+                .add("keyring");
         return out;
     }
 
@@ -129,7 +168,9 @@ final class ConfigMethods {
         for (JsonNode section : sections) {
             String name = section.path("subsystem").asText("");
             JsonNode config = section.get("config");
-            if (!(name.equals("bdev") || name.equals("nvmf")) || config == null || !config.isArray()) {
+            if (!(name.equals("keyring") || name.equals("bdev") || name.equals("nvmf"))
+                    || config == null
+                    || !config.isArray()) {
                 continue; // other SPDK subsystems (sock, iobuf, accel, ...) have nothing to set here
             }
             for (JsonNode c : config) {
@@ -160,6 +201,8 @@ final class ConfigMethods {
                 }
                 m.target().removeListener(l.portInfo().portId());
             }
+            m.rpcListeners.retainAll(portsBefore);
+            m.discoveryListeners.retainAll(portsBefore);
             m.bdevs.clear();
             m.transports.clear();
             throw e instanceof RpcException r

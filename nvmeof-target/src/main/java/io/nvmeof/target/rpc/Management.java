@@ -10,6 +10,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -37,8 +38,18 @@ public final class Management {
     final Map<String, Bdev> bdevs = new LinkedHashMap<>();
     /** Transports created with nvmf_create_transport: upper-case trtype to its options. */
     final Map<String, TransportOptions> transports = new TreeMap<>();
-    /** keyring_file_add_key: key name to the file holding the key (read when a host is given the key). */
-    final Map<String, java.nio.file.Path> keyring = new LinkedHashMap<>();
+    /**
+     * PORTIDs of the listeners nvmf_subsystem_add_listener opened (closed again once no subsystem is on them), and of
+     * those the discovery NQN was added to (kept open for discovery). Listeners the daemon started with stay open.
+     */
+    final Set<Integer> rpcListeners = new java.util.HashSet<>();
+
+    final Set<Integer> discoveryListeners = new java.util.HashSet<>();
+
+    /** SPDK's file keyring (keyring_file_add_key). */
+    final KeyringMethods keyring = new KeyringMethods();
+    /** The keyring names of each host's DH-HMAC-CHAP keys set over RPC, by subsystem NQN and host NQN. */
+    final Map<String, Map<String, String[]>> hostKeyNames = new TreeMap<>();
 
     private int syntheticBdevs;
 
@@ -51,7 +62,7 @@ public final class Management {
         new NvmfMethods(this).register(methods);
         new NvmfQueries(this).register(methods);
         new ConfigMethods(this).register(methods);
-        new KeyringMethods(this).register(methods);
+        keyring.register(methods);
     }
 
     NvmeTarget target() {

@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.BooleanNode;
 import com.fasterxml.jackson.databind.node.IntNode;
 import io.nvmeof.core.command.AnaState;
+import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.tls.SecureChannel;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
+import io.nvmeof.target.config.HostAuth;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
@@ -19,9 +21,11 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The nvmf_* methods that change the target. Listeners are the target's: every subsystem is reachable on every
- * listener, so nvmf_subsystem_add_listener opens a listener unless one is open at that address already, and
- * nvmf_subsystem_remove_listener closes it for every subsystem.
+ * The nvmf_* methods that change the target. Listeners are per subsystem, as in SPDK: nvmf_subsystem_add_listener
+ * opens a listener unless one is open at that address already and makes the subsystem reachable on it (the discovery
+ * NQN is reachable on every listener: for it the call only opens one); nvmf_subsystem_remove_listener makes the
+ * subsystem unreachable there (its controllers on that listener are torn down) and closes a listener it opened once no
+ * subsystem is left on it (listeners the daemon started with stay open).
  */
 final class NvmfMethods {
     private final Management m;
@@ -38,6 +42,7 @@ final class NvmfMethods {
         methods.put("nvmf_subsystem_remove_ns", this::removeNs);
         methods.put("nvmf_subsystem_add_host", p -> host("nvmf_subsystem_add_host", p, true));
         methods.put("nvmf_subsystem_remove_host", p -> host("nvmf_subsystem_remove_host", p, false));
+        methods.put("nvmf_subsystem_set_keys", this::setKeys);
         methods.put("nvmf_subsystem_allow_any_host", this::allowAnyHost);
         methods.put("nvmf_subsystem_add_listener", this::addListener);
         methods.put("nvmf_subsystem_remove_listener", this::removeListener);
@@ -94,6 +99,8 @@ final class NvmfMethods {
                 List.of(),
                 p.string("serial_number", null),
                 p.string("model_number", null),
+                List.of(),
+                List.of(), // reachable on no listener until nvmf_subsystem_add_listener (SPDK)
                 List.of());
         m.target().addSubsystem(sc);
         return BooleanNode.TRUE;
@@ -102,7 +109,14 @@ final class NvmfMethods {
     private JsonNode deleteSubsystem(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_delete_subsystem", params, Set.of("nqn", "tgt_name"));
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
+        List<Integer> had = new java.util.ArrayList<>();
+        m.target().listeners().forEach(l -> {
+            if (s.reachableOn(l.portInfo().portId())) {
+                had.add(l.portInfo().portId());
+            }
+        });
         m.target().removeSubsystem(s.nqn());
+        had.forEach(this::closeIfUnused);
         return BooleanNode.TRUE;
     }
 
@@ -181,16 +195,10 @@ final class NvmfMethods {
                 Params.of(method, params, Set.of("nqn", "host", "tgt_name", "psk", "dhchap_key", "dhchap_ctrlr_key"));
         Subsystem s = m.requireSubsystem(method, p.requireString("nqn"));
         String host = p.requireString("host");
-        if (p.has("dhchap_key") || p.has("dhchap_ctrlr_key")) {
-            throw RpcException.invalidParams(method + ": DH-HMAC-CHAP keys are not supported");
+        if (p.has("psk") && !allow) {
+            throw RpcException.invalidParams(method + ": psk belongs to nvmf_subsystem_add_host");
         }
-        TlsKeyConfig tlsKey = null;
-        if (p.has("psk")) {
-            if (!allow) {
-                throw RpcException.invalidParams(method + ": psk belongs to nvmf_subsystem_add_host");
-            }
-            tlsKey = tlsKey(method, s.nqn(), host, p.requireString("psk"));
-        }
+        TlsKeyConfig tlsKey = p.has("psk") ? tlsKey(method, s.nqn(), host, p.requireString("psk")) : null;
         if (host.isEmpty() || host.length() > 223) {
             throw RpcException.invalidParams(method + ": host must be an NQN of 1..223 bytes");
         }
@@ -198,29 +206,88 @@ final class NvmfMethods {
             throw RpcException.invalidParams(
                     method + ": host " + host + (allow ? " is already allowed in " : " is not allowed in ") + s.nqn());
         }
-        m.target().setHostAllowed(s.nqn(), host, allow);
+        if (!allow && (p.has("dhchap_key") || p.has("dhchap_ctrlr_key"))) {
+            throw RpcException.invalidParams(method + ": takes no keys");
+        }
+        HostAuth auth = allow ? hostAuth(p, host) : null;
+        if (auth != null) {
+            m.target().setHostAuth(s.nqn(), host, auth); // also allows the host
+        } else {
+            if (!allow && s.hostAuth(host) != null) {
+                m.target().setHostAuth(s.nqn(), host, null);
+            }
+            m.target().setHostAllowed(s.nqn(), host, allow);
+        }
         if (tlsKey != null) {
             m.target().tlsKeys().put(tlsKey);
         } else if (!allow) {
             m.target().tlsKeys().remove(host, s.nqn());
+        }
+        if (allow) {
+            rememberKeyNames(s.nqn(), host, p);
+        } else {
+            m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
         }
         return BooleanNode.TRUE;
     }
 
     /** The host's TLS PSK from a keyring key name (keyring_file_add_key), or from a file path as older SPDK took. */
     private TlsKeyConfig tlsKey(String method, String nqn, String host, String psk) throws RpcException {
-        java.nio.file.Path file = m.keyring.get(psk);
-        if (file == null && psk.startsWith("/")) {
-            file = java.nio.file.Path.of(psk);
+        io.nvmeof.core.tls.ConfiguredPsk key = !m.keyring.contains(psk) && psk.startsWith("/")
+                ? KeyringMethods.readPsk(method, java.nio.file.Path.of(psk))
+                : m.keyring.tlsPsk(method, psk);
+        return new TlsKeyConfig(host, nqn, key, null);
+    }
+
+    /** SPDK's nvmf_subsystem_set_keys: new DH-HMAC-CHAP keys for an allowed host (none: the host need not authenticate). */
+    private JsonNode setKeys(JsonNode params) throws RpcException {
+        Params p = Params.of(
+                "nvmf_subsystem_set_keys", params, Set.of("nqn", "host", "tgt_name", "dhchap_key", "dhchap_ctrlr_key"));
+        Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String host = p.requireString("host");
+        if (!s.hosts().contains(host)) {
+            throw RpcException.invalidParams(p.method() + ": host " + host + " is not allowed in " + s.nqn());
         }
-        if (file == null) {
-            throw RpcException.invalidParams(method + ": no key " + psk + " (add it with keyring_file_add_key)");
+        HostAuth auth = hostAuth(p, host);
+        m.target().setHostAuth(s.nqn(), host, auth);
+        if (auth == null) {
+            String[] names =
+                    m.hostKeyNames.getOrDefault(s.nqn(), java.util.Map.of()).get(host);
+            if (names != null) {
+                names[0] = null;
+                names[1] = null;
+            }
+        } else {
+            String[] names = m.hostKeyNames
+                    .computeIfAbsent(s.nqn(), k -> new java.util.TreeMap<>())
+                    .computeIfAbsent(host, k -> new String[3]);
+            names[0] = p.string("dhchap_key", null);
+            names[1] = p.string("dhchap_ctrlr_key", null);
         }
-        try {
-            return new TlsKeyConfig(host, nqn, TlsKeyConfig.readKeyFile(file), null);
-        } catch (IllegalArgumentException e) {
-            throw RpcException.invalidParams(method + ": " + e.getMessage());
+        return BooleanNode.TRUE;
+    }
+
+    /** The host's settings from the keyring names in {@code dhchap_key} and {@code dhchap_ctrlr_key}, or null. */
+    private HostAuth hostAuth(Params p, String host) throws RpcException {
+        String key = p.string("dhchap_key", null);
+        String ctrl = p.string("dhchap_ctrlr_key", null);
+        if (key == null) {
+            if (ctrl != null) {
+                throw RpcException.invalidParams(p.method() + ": dhchap_ctrlr_key needs dhchap_key");
+            }
+            return null;
         }
+        return new HostAuth(
+                host,
+                m.keyring.dhchapSecret(p.method(), key),
+                ctrl == null ? null : m.keyring.dhchapSecret(p.method(), ctrl));
+    }
+
+    /** Remembers for save_config the keyring names of the host's keys: dhchap_key, dhchap_ctrlr_key, psk. */
+    private void rememberKeyNames(String nqn, String host, Params p) throws RpcException {
+        m.hostKeyNames.computeIfAbsent(nqn, k -> new java.util.TreeMap<>()).put(host, new String[] {
+            p.string("dhchap_key", null), p.string("dhchap_ctrlr_key", null), p.string("psk", null)
+        });
     }
 
     private JsonNode allowAnyHost(JsonNode params) throws RpcException {
@@ -238,55 +305,89 @@ final class NvmfMethods {
 
     private JsonNode addListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_add_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn); // reachable on every listener: only opens it
+        if (!discovery) {
+            m.requireSubsystem(p.method(), nqn);
+        }
         ListenAddress a = ListenAddress.parse(p);
         boolean secure = p.bool("secure_channel", false);
         if (secure && !"TCP".equals(a.trtype())) {
             throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is for TCP only");
         }
-        TargetListener existing = find(a);
-        if (existing != null) {
-            if (secure && (existing.portInfo().treq() & 0x3) != SecureChannel.REQUIRED.treqBits()) {
-                throw RpcException.invalidParams(
-                        p.method() + ": a listener without TLS is open at that address already");
+        TargetListener l = find(a);
+        if (l != null && secure && (l.portInfo().treq() & 0x3) != SecureChannel.REQUIRED.treqBits()) {
+            throw RpcException.invalidParams(p.method() + ": a listener without TLS is open at that address already");
+        }
+        if (l == null) {
+            TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
+            ListenerConfig lc = new ListenerConfig(
+                    a.trtype().toLowerCase(java.util.Locale.ROOT),
+                    a.traddr(),
+                    a.port(),
+                    t.maxQueueDepth(),
+                    t.inCapsuleDataSize());
+            if (secure) {
+                lc = lc.withSecureChannel(SecureChannel.REQUIRED);
             }
-            return BooleanNode.TRUE; // the target's listeners serve every subsystem
+            try {
+                l = m.target().addListenerForSubsystems(lc);
+            } catch (IOException e) {
+                throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+            }
+            m.rpcListeners.add(l.portInfo().portId());
         }
-        TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
-        ListenerConfig lc = new ListenerConfig(
-                a.trtype().toLowerCase(java.util.Locale.ROOT),
-                a.traddr(),
-                a.port(),
-                t.maxQueueDepth(),
-                t.inCapsuleDataSize());
-        if (secure) {
-            lc = lc.withSecureChannel(SecureChannel.REQUIRED);
-        }
-        try {
-            m.target().addListener(lc);
-        } catch (IOException e) {
-            throw new RpcException(RpcException.INTERNAL_ERROR, p.method() + ": " + e.getMessage());
+        if (discovery) {
+            m.discoveryListeners.add(l.portInfo().portId());
+        } else {
+            m.target().addSubsystemListener(nqn, l.portInfo().portId()); // already there: SPDK succeeds too
         }
         return BooleanNode.TRUE;
     }
 
     private JsonNode removeListener(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_remove_listener", params, LISTENER_PARAMS);
-        m.requireSubsystem(p.method(), p.requireString("nqn"));
+        String nqn = p.requireString("nqn");
+        boolean discovery = Nqn.DISCOVERY.equals(nqn);
+        Subsystem s = discovery ? m.target().discoverySubsystem() : m.requireSubsystem(p.method(), nqn);
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        boolean has = l != null
+                && (discovery
+                        ? m.discoveryListeners.contains(l.portInfo().portId())
+                        : s.reachableOn(l.portInfo().portId()));
+        if (!has) {
+            throw RpcException.invalidParams(p.method() + ": " + nqn + " has no listener at that address");
         }
-        m.target().removeListener(l.portInfo().portId());
+        int portId = l.portInfo().portId();
+        if (discovery) {
+            m.discoveryListeners.remove(portId);
+        } else {
+            m.target().removeSubsystemListener(nqn, portId);
+        }
+        closeIfUnused(portId);
         return BooleanNode.TRUE;
+    }
+
+    /**
+     * Closes a listener nvmf_subsystem_add_listener opened once no subsystem is left on it and the discovery NQN was
+     * not added to it, as SPDK's transport listeners (counted by the subsystems that use them) close. Listeners the
+     * daemon started with stay open.
+     */
+    private void closeIfUnused(int portId) {
+        if (m.rpcListeners.contains(portId)
+                && !m.discoveryListeners.contains(portId)
+                && !m.target().listenerInUse(portId)) {
+            m.target().removeListener(portId);
+            m.rpcListeners.remove(portId);
+        }
     }
 
     private JsonNode setAnaState(JsonNode params) throws RpcException {
         Params p = Params.of("nvmf_subsystem_listener_set_ana_state", params, LISTENER_PARAMS);
         Subsystem s = m.requireSubsystem(p.method(), p.requireString("nqn"));
         TargetListener l = find(ListenAddress.parse(p));
-        if (l == null) {
-            throw RpcException.invalidParams(p.method() + ": no listener at that address");
+        if (l == null || !s.reachableOn(l.portInfo().portId())) {
+            throw RpcException.invalidParams(p.method() + ": " + s.nqn() + " has no listener at that address");
         }
         String text = p.requireString("ana_state");
         AnaState state;

@@ -41,7 +41,7 @@ final class NvmfQueries {
             ObjectNode d = out.addObject();
             d.put("nqn", Nqn.DISCOVERY);
             d.put("subtype", "Discovery");
-            listenAddresses(d.putArray("listen_addresses"));
+            listenAddresses(m.target().discoverySubsystem(), d.putArray("listen_addresses"));
             d.putArray("hosts");
             d.put("allow_any_host", true);
         }
@@ -55,9 +55,23 @@ final class NvmfQueries {
             ObjectNode o = out.addObject();
             o.put("nqn", s.nqn());
             o.put("subtype", "NVMe");
-            listenAddresses(o.putArray("listen_addresses"));
+            listenAddresses(s, o.putArray("listen_addresses"));
             ArrayNode hosts = o.putArray("hosts");
-            s.hosts().forEach(h -> hosts.addObject().put("nqn", h));
+            for (String h : s.hosts()) {
+                ObjectNode host = hosts.addObject().put("nqn", h);
+                // SPDK names the host's keyring keys; keys set without a name (config file, Java API) show as such
+                String[] names =
+                        m.hostKeyNames.getOrDefault(s.nqn(), java.util.Map.of()).get(h);
+                io.nvmeof.target.config.HostAuth auth = s.hostAuth(h);
+                if (auth != null) {
+                    host.put("dhchap_key", names != null && names[0] != null ? names[0] : "(not in the keyring)");
+                    if (auth.ctrlKey() != null) {
+                        host.put(
+                                "dhchap_ctrlr_key",
+                                names != null && names[1] != null ? names[1] : "(not in the keyring)");
+                    }
+                }
+            }
             o.put("allow_any_host", s.allowAnyHost());
             o.put("serial_number", s.serial());
             o.put("model_number", s.model());
@@ -79,9 +93,12 @@ final class NvmfQueries {
         return out;
     }
 
-    private void listenAddresses(ArrayNode into) {
+    /** The addresses of the listeners {@code s} is reachable on, in the order the listeners were opened. */
+    private void listenAddresses(Subsystem s, ArrayNode into) {
         for (TargetListener l : m.target().listeners()) {
-            into.add(ListenAddress.describe(l.portInfo()));
+            if (s.reachableOn(l.portInfo().portId())) {
+                into.add(ListenAddress.describe(l.portInfo()));
+            }
         }
     }
 
@@ -123,9 +140,12 @@ final class NvmfQueries {
         Subsystem s = subsystemOrDiscovery(p);
         ArrayNode out = Management.JSON.createArrayNode();
         for (TargetListener l : m.target().listeners()) {
+            int portId = l.portInfo().portId();
+            if (!s.reachableOn(portId)) {
+                continue;
+            }
             ObjectNode o = out.addObject();
             o.set("address", ListenAddress.describe(l.portInfo()));
-            int portId = l.portInfo().portId();
             o.put("ana_state", spdkName(s.ana().state(portId, 1)));
             ArrayNode states = o.putArray("ana_states");
             Set<Integer> groups = new java.util.TreeSet<>(Set.of(1));

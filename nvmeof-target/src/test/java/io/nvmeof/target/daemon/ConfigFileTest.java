@@ -115,6 +115,20 @@ class ConfigFileTest {
     }
 
     @Test
+    void readsListenersPerSubsystem() {
+        TargetConfig cfg = ConfigFile.parse("""
+                { "listeners": [ { "listen": "tcp://127.0.0.1:14420" }, { "listen": "tcp://127.0.0.1:14421" } ],
+                  "subsystems": [ { "nqn": "nqn.2024-01.io.nvmeof:a", "listeners": [ 2 ] },
+                                  { "nqn": "nqn.2024-01.io.nvmeof:b" } ] }""");
+        assertEquals(java.util.List.of(2), cfg.subsystems().get(0).listeners());
+        assertEquals(null, cfg.subsystems().get(1).listeners(), "no list: every listener");
+        String head = "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": "
+                + "\"nqn.x:y\", ";
+        assertMessage(head + "\"listeners\": [ 2 ] } ] }", "subsystems[0].listeners: 2 is not a listener number");
+        assertMessage(head + "\"listeners\": [ 0 ] } ] }", "numbered 1..1");
+    }
+
+    @Test
     void rejectsBadAnaSettings() {
         String head = "{ \"listeners\": [ { \"listen\": \"tcp://127.0.0.1:1\" } ], \"subsystems\": [ { \"nqn\": "
                 + "\"nqn.x:y\", ";

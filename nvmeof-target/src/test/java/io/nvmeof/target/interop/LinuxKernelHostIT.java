@@ -11,7 +11,6 @@ import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.target.e2e.E2eTarget;
 import io.nvmeof.target.e2e.RawTcpHost;
 import io.nvmeof.testkit.peervm.PeerVm;
 import java.io.IOException;
@@ -26,10 +25,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -84,22 +79,7 @@ class LinuxKernelHostIT {
         PeerVm vm = PeerVm.locate();
         vm.ensureImage(Duration.ofMinutes(10));
 
-        List<LogRecord> problems = Collections.synchronizedList(new ArrayList<>());
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    problems.add(r);
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        Logger.getLogger("").addHandler(capture);
+        TargetLogCapture log = new TargetLogCapture();
         Path work = Files.createTempDirectory("linux-kernel-host-it");
         Path job = work.resolve("job");
         AtomicBoolean sampling = new AtomicBoolean(true);
@@ -214,20 +194,11 @@ class LinuxKernelHostIT {
             }
             awaitNoControllers(target);
 
-            List<String> errors = new ArrayList<>();
-            synchronized (problems) {
-                for (LogRecord p : problems) {
-                    String msg = p.getLevel() + " " + p.getLoggerName() + ": " + p.getMessage();
-                    System.out.println("target log: " + msg);
-                    if (E2eTarget.isError(p)) {
-                        errors.add(msg + (p.getThrown() != null ? " / " + p.getThrown() : ""));
-                    }
-                }
-            }
+            List<String> errors = log.errors();
             assertEquals(List.of(), errors, "the target logged errors while the kernel host used it");
         } finally {
             sampling.set(false);
-            Logger.getLogger("").removeHandler(capture);
+            log.close();
             if (!Boolean.getBoolean("peervm.keep")) {
                 PeerVm.deleteRecursively(work);
             } else {

@@ -9,7 +9,6 @@ import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.target.e2e.E2eTarget;
 import io.nvmeof.testkit.peervm.PeerVm;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -20,10 +19,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -66,22 +61,7 @@ class LinuxKernelReservationsIT {
     void linuxKernelHostReservations() throws Exception {
         PeerVm vm = PeerVm.locate();
         vm.ensureImage(Duration.ofMinutes(10));
-        List<LogRecord> problems = Collections.synchronizedList(new ArrayList<>());
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    problems.add(r);
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        Logger.getLogger("").addHandler(capture);
+        TargetLogCapture log = new TargetLogCapture();
         Path work = Files.createTempDirectory("linux-kernel-reservations-it");
         Set<String> hostsSeen = Collections.synchronizedSet(new TreeSet<>());
         try (NvmeTarget target = NvmeTarget.start(config())) {
@@ -140,19 +120,10 @@ class LinuxKernelReservationsIT {
                             HOST_B + " 5eed0000-0000-4000-8000-0000000000b2"),
                     hostsSeen,
                     "two hosts, each with its own Host ID");
-            List<String> errors = new ArrayList<>();
-            synchronized (problems) {
-                for (LogRecord p : problems) {
-                    String msg = p.getLevel() + " " + p.getLoggerName() + ": " + p.getMessage();
-                    System.out.println("target log: " + msg);
-                    if (E2eTarget.isError(p)) {
-                        errors.add(msg + (p.getThrown() != null ? " / " + p.getThrown() : ""));
-                    }
-                }
-            }
+            List<String> errors = log.errors();
             assertEquals(List.of(), errors, "the target logged errors while the kernel host used it");
         } finally {
-            Logger.getLogger("").removeHandler(capture);
+            log.close();
             if (!Boolean.getBoolean("peervm.keep")) {
                 PeerVm.deleteRecursively(work);
             }

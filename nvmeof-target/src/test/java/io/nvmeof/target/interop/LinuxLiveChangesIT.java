@@ -57,6 +57,11 @@ class LinuxLiveChangesIT {
             rpc.call("nvmf_create_subsystem", json("{\"nqn\":\"" + NQN + "\",\"allow_any_host\":true}"));
             rpc.call(
                     "nvmf_subsystem_add_ns", json("{\"nqn\":\"" + NQN + "\",\"namespace\":{\"bdev_name\":\"Null0\"}}"));
+            // A subsystem created over RPC is reachable only on the listeners added to it (SPDK): the open one here.
+            rpc.call(
+                    "nvmf_subsystem_add_listener",
+                    json("{\"nqn\":\"" + NQN + "\",\"listen_address\":{\"trtype\":\"TCP\",\"adrfam\":\"IPv4\","
+                            + "\"traddr\":\"127.0.0.1\",\"trsvcid\":\"" + port + "\"}}"));
 
             Path script = PeerVm.copyResource(LinuxLiveChangesIT.class, "/interop/linux-rpc-live.sh", work);
             List<String> args = List.of("10.0.2.2", Integer.toString(port), NQN, Integer.toString(newPort));

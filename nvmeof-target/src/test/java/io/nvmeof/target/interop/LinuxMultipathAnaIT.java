@@ -12,18 +12,12 @@ import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
-import io.nvmeof.target.e2e.E2eTarget;
 import io.nvmeof.testkit.peervm.PeerVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -63,22 +57,7 @@ class LinuxMultipathAnaIT {
         PeerVm vm = PeerVm.locate().guest(System.getProperty("ana.guest", PeerVm.DEFAULT_GUEST));
         vm.ensureImage(Duration.ofMinutes(10));
 
-        List<LogRecord> problems = Collections.synchronizedList(new ArrayList<>());
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
-                    problems.add(r);
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        Logger.getLogger("").addHandler(capture);
+        TargetLogCapture log = new TargetLogCapture();
         Path work = Files.createTempDirectory("linux-multipath-ana-it");
         Path job = work.resolve("job");
         long t0 = System.nanoTime();
@@ -138,19 +117,10 @@ class LinuxMultipathAnaIT {
             System.out.println("phases: " + phases);
             System.out.printf("LinuxMultipathAnaIT: %.1f s%n", (System.nanoTime() - t0) / 1e9);
 
-            List<String> errors = new ArrayList<>();
-            synchronized (problems) {
-                for (LogRecord p : problems) {
-                    String msg = p.getLevel() + " " + p.getLoggerName() + ": " + p.getMessage();
-                    System.out.println("target log: " + msg);
-                    if (E2eTarget.isError(p)) {
-                        errors.add(msg + (p.getThrown() != null ? " / " + p.getThrown() : ""));
-                    }
-                }
-            }
+            List<String> errors = log.errors();
             assertEquals(List.of(), errors, "the target logged errors while the kernel host used it");
         } finally {
-            Logger.getLogger("").removeHandler(capture);
+            log.close();
             if (!Boolean.getBoolean("peervm.keep")) {
                 PeerVm.deleteRecursively(work);
             } else {

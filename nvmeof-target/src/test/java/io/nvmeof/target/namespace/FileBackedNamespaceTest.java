@@ -2,9 +2,10 @@ package io.nvmeof.target.namespace;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.nvmeof.core.command.Status;
 import java.nio.ByteBuffer;
@@ -15,7 +16,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A namespace in a memory-mapped file: sparse creation, data across close and reopen, zeroing, size checks. */
+/** A namespace in a memory-mapped file: sparse creation, data across close and reopen, zeroing, holes, size checks. */
 class FileBackedNamespaceTest {
     private static final int BS = 4096;
     private static final int CHUNK = RamNamespace.CHUNK_SIZE;
@@ -91,14 +92,144 @@ class FileBackedNamespaceTest {
         assertTrue(millis < 10_000, "opening took " + millis + " ms");
     }
 
+    /** The bytes {@code file} occupies on its device, as {@code du} counts them (stat(1): the JDK has no st_blocks). */
+    static long diskBytes(Path file) throws Exception {
+        Process stat = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).start();
+        String[] out = new String(stat.getInputStream().readAllBytes()).trim().split(" ");
+        assertEquals(0, stat.waitFor());
+        return Long.parseLong(out[0]) * Long.parseLong(out[1]);
+    }
+
+    /** Where the native helper is in the build (gcc at build time), it must load: a broken build must not pass. */
+    static void assumeHolePunching() {
+        boolean built = FileHoles.class.getClassLoader().getResource(FileHoles.NATIVE_RESOURCE) != null;
+        assumeTrue(built, "libnvmeoffile.so not built (no gcc at build time): hole punching not tested");
+        assertNull(FileHoles.unavailableReason(), "the native helper is built but does not load");
+    }
+
     @Test
-    void writeZeroesZeroesInTheFileAndDeallocateIsAdvisory() {
+    void deallocatePunchesHolesSoTheFileShrinksAndReadsZero() throws Exception {
+        assumeHolePunching();
+        Path file = dir.resolve("holes.img");
+        long size = 8L * CHUNK;
+        RamNamespace ns = open(file, size);
+        assertTrue(ns.deallocates(), "holes can be punched on this file system");
+        assertTrue(ns.persistent());
+        ns.write(random(8 * CHUNK, 5), 0, 0, 8 * CHUNK);
+        ns.force(0, -1); // allocated on the device, not just reserved
+        long before = diskBytes(file);
+        assertTrue(before >= size, "fully written: " + before);
+        assertEquals(before, ns.fileAllocatedBytes(), "the helper's st_blocks is stat's");
+
+        // Unaligned on both ends: the partial file system blocks are zeroed through the mapping, the rest punched.
+        long from = CHUNK + 1000;
+        long length = 5L * CHUNK - 3000;
+        ns.zero(from, length, true);
+        long after = diskBytes(file);
+        assertTrue(after <= before - (length - 2L * 4096), "du shrank: " + before + " -> " + after);
+        byte[] expected = random(8 * CHUNK, 5).array();
+        java.util.Arrays.fill(expected, (int) from, (int) (from + length), (byte) 0);
+        assertArrayEquals(expected, read(ns, 0, 8 * CHUNK), "the range reads as zeroes, its neighbours as written");
+
+        // A range inside one file system block only zeroes; Write Zeroes without DEAC writes zeroes.
+        ns.zero(7L * CHUNK + 100, 200, true);
+        ns.zero(7L * CHUNK + BS, BS, false);
+        java.util.Arrays.fill(expected, 7 * CHUNK + 100, 7 * CHUNK + 300, (byte) 0);
+        java.util.Arrays.fill(expected, 7 * CHUNK + BS, 7 * CHUNK + 2 * BS, (byte) 0);
+        // Written again where punched: the blocks come back.
+        ByteBuffer again = random(BS, 6);
+        assertEquals(Status.SUCCESS, ns.write(again, 0, 3L * CHUNK, BS));
+        System.arraycopy(again.array(), 0, expected, 3 * CHUNK, BS);
+        ns.free();
+
+        RamNamespace reopened = open(file, size);
+        assertArrayEquals(expected, read(reopened, 0, 8 * CHUNK), "and so after a restart");
+        reopened.free();
+        assertEquals(0, budget.used());
+    }
+
+    @Test
+    void punchedChunksAreRegisteredAnewAndNothingLeaks() throws Exception {
+        assumeHolePunching();
+        ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
+        memory.attach(rdma);
+        int zeroBuffer = rdma.allocated; // the shared zero buffer is registered too
+        RamNamespace ns = open(dir.resolve("reg.img"), 4L * CHUNK);
+        ns.write(random(4 * CHUNK, 7), 0, 0, 4 * CHUNK);
+        assertEquals(zeroBuffer + 4, rdma.allocated);
+        // A read in flight holds chunk 1 (as a transport sending it would) while the hole is punched.
+        FakeHeld held = new FakeHeld(ns, CHUNK);
+        ns.zero(CHUNK, 2L * CHUNK, true);
+        assertEquals(1, rdma.freed, "chunk 2 let go at once; chunk 1 stays registered while held");
+        held.release();
+        assertEquals(2, rdma.freed, "the pinned pages' registrations are gone");
+        assertArrayEquals(new byte[2 * CHUNK], read(ns, CHUNK, 2 * CHUNK), "the holes read as zeroes");
+        assertEquals(zeroBuffer + 4, rdma.allocated, "from the zero buffer: registering a hole would allocate it");
+        assertEquals(Status.SUCCESS, ns.write(random(BS, 9), 0, CHUNK, BS));
+        assertEquals(zeroBuffer + 5, rdma.allocated, "a write gets a new chunk, registered on the file's new pages");
+        ns.free();
+        memory.detach(rdma);
+        assertEquals(rdma.allocated, rdma.freed, "every registration let go exactly once");
+        assertTrue(rdma.live.isEmpty());
+    }
+
+    /** A chunk reference held the way a transport holds a read's data ({@code RamNamespace#acquire}). */
+    private static final class FakeHeld {
+        private final Chunk chunk;
+
+        FakeHeld(RamNamespace ns, long offset) {
+            this.chunk = ns.acquire((int) (offset / CHUNK));
+        }
+
+        void release() {
+            chunk.release();
+        }
+    }
+
+    @Test
+    void commandsRacingTheRemovalOfAFileNamespaceFailCleanly() {
+        RamNamespace ns = open(dir.resolve("gone.img"), 4L << 30); // four 1 GiB regions, none mapped yet
+        assertEquals(Status.SUCCESS, ns.write(random(BS, 8), 0, 0, BS));
+        ns.free(); // removed: the file is closed
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                ns.write(random(BS, 9), 0, 3L << 30, BS),
+                "a region never mapped cannot be mapped any more");
+        assertArrayEquals(new byte[BS], read(ns, 2L << 30, BS), "a read racing the removal reads zeroes");
+        ns.zero(1L << 30, BS, false); // nothing to zero, no failure
+        ns.zero(0, 1L << 20, true); // a deallocate that waited for the worker: no punch on a closed descriptor
+        assertEquals(-1, ns.fileAllocatedBytes());
+    }
+
+    @Test
+    void readsOfHolesCreateNoChunkAndAllocateNothing() throws Exception {
+        assumeHolePunching();
+        ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
+        memory.attach(rdma);
+        int zeroBuffer = rdma.allocated;
+        Path file = dir.resolve("sparse.img");
+        RamNamespace ns = open(file, 64L * CHUNK);
+        assertArrayEquals(new byte[4 * CHUNK], read(ns, 10L * CHUNK, 4 * CHUNK));
+        ns.zero(20L * CHUNK, CHUNK, false); // Write Zeroes of a hole: nothing to do
+        assertEquals(zeroBuffer, rdma.allocated, "no chunk for a hole");
+        ns.write(random(BS, 10), 0, 30L * CHUNK + BS, BS);
+        ns.free();
+        RamNamespace again = open(file, 64L * CHUNK);
+        byte[] chunk = read(again, 30L * CHUNK, CHUNK); // data in the file from the last run: a chunk
+        assertArrayEquals(random(BS, 10).array(), java.util.Arrays.copyOfRange(chunk, BS, 2 * BS));
+        assertEquals(zeroBuffer + 2, rdma.allocated, "one chunk per run, for the range with data");
+        again.force(0, -1);
+        assertTrue(diskBytes(file) <= CHUNK, "only the written range takes blocks: " + diskBytes(file));
+        again.free();
+        memory.detach(rdma);
+    }
+
+    @Test
+    void writeZeroesWithoutDeallocateZeroesInTheFile() {
         Path file = dir.resolve("z.img");
         RamNamespace ns = open(file, 4L * CHUNK);
-        assertFalse(ns.deallocates());
-        assertTrue(ns.persistent());
         ns.write(random(4 * CHUNK, 5), 0, 0, 4 * CHUNK);
-        ns.zero(CHUNK, CHUNK, true); // a whole chunk, DEAC: zeroed in place, the chunk stays
+        ns.zero(CHUNK, CHUNK, false);
         ns.zero(3L * CHUNK + BS, BS, false);
         ns.free();
         RamNamespace again = open(file, 4L * CHUNK);

@@ -154,7 +154,10 @@ public final class TcpHostQueue implements HostQueue {
 
     /**
      * Closes the queue: commands in flight get {@link HostCommand#onTransportError} ("queue closed"), the listener
-     * gets null. From another thread this waits (up to 10 s) until that is done.
+     * gets null. From a thread that is not one of the group's event loops this waits (up to 10 s) until that is done;
+     * from another event loop of the group it hands the close over and returns, since that loop may be waiting for
+     * this one (two controllers failing at once from their queues' close callbacks, each closing a queue on the
+     * other's loop, stalled both loops for the 10 s).
      */
     @Override
     public void close() {
@@ -164,6 +167,10 @@ public final class TcpHostQueue implements HostQueue {
         }
         if (loop.inEventLoop()) {
             handler.shutdown(null);
+            return;
+        }
+        if (onAnyLoopOf(loop)) {
+            loop.execute(() -> handler.shutdown(null));
             return;
         }
         CountDownLatch done = new CountDownLatch(1);
@@ -176,6 +183,20 @@ public final class TcpHostQueue implements HostQueue {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /** Whether the calling thread is an event loop of {@code loop}'s group (cold path: iterates the group). */
+    private static boolean onAnyLoopOf(EventLoop loop) {
+        io.netty.util.concurrent.EventExecutorGroup group = loop.parent();
+        if (group == null) {
+            return false;
+        }
+        for (io.netty.util.concurrent.EventExecutor e : group) {
+            if (e.inEventLoop()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether header / data digests were negotiated (nvmeof-protocol.md §5.4); meaningful once {@link #ready()} completed. */

@@ -336,4 +336,35 @@ class HostLoopbackTest {
         assertInstanceOf(IllegalStateException.class, seen.get());
         assertTrue(q.isOpen());
     }
+
+    /**
+     * Queues whose close callbacks close the other queues (as a controller failing from one queue's close closes all
+     * of its queues), on different event loops of the host group, all closed at once by the target: every callback
+     * returns promptly. Closing from one loop used to wait for the other loop, which was waiting for the first: both
+     * stalled 10 s.
+     */
+    @Test
+    void queuesClosingEachOtherFromTheirLoopsDoNotWaitForEachOther() throws Exception {
+        TargetListener l = listen(false);
+        List<HostQueue> qs = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            qs.add(open(l, true, 8, false, false, 0));
+        }
+        CountDownLatch done = new CountDownLatch(qs.size());
+        for (HostQueue q : qs) {
+            q.onClose(cause -> {
+                for (HostQueue other : qs) {
+                    if (other != q) {
+                        other.close();
+                    }
+                }
+                done.countDown();
+            });
+        }
+        long t0 = System.nanoTime();
+        l.close();
+        assertTrue(done.await(20, TimeUnit.SECONDS), "every close callback returned");
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms < 5000, "the callbacks did not wait for each other's loops: " + ms + " ms");
+    }
 }
