@@ -142,6 +142,8 @@ final class ControllerBringUp {
         } catch (IOException e) {
             throw new NvmeTransportException("cannot resolve host '" + uri.host() + "': " + e.getMessage(), e);
         }
+        // every new connection does the TLS handshake again with the same PSK, as the Linux host does
+        tlsPsk = uri.tls().tlsPsk(controller.host().hostNqn(), uri.connectNqn());
         CommandQueue admin = controller.queues().reopenAdmin(transport, queueOptions(0, ADMIN_QUEUE_SIZE, 0));
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
