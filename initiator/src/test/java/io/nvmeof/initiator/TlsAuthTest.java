@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * TLS and DH-HMAC-CHAP together (docs/security.md), our initiator against our target, set up over the management RPC
  * as SPDK is: one keyring holding the host's TLS PSK, its DH-HMAC-CHAP key and the controller key; a TLS-required
  * listener; a host given {@code psk}, {@code dhchap_key} and {@code dhchap_ctrlr_key} together. I/O is verified byte
- * for byte; either key missing or wrong is refused; save_config names the keys and never holds one; a connection cut
+ * for byte; either key missing or wrong is refused; save_config names the keys and never holds one, and load_config brings both back; a connection cut
  * mid-I/O (through a TCP proxy, which forwards the TLS records as bytes) reconnects with a new TLS handshake and a new
  * authentication, and every acknowledged write reads back.
  */
@@ -185,6 +185,22 @@ class TlsAuthTest {
         assertTrue(saved.contains("\"dhchap_key\":\"key0\""), saved);
         assertTrue(saved.contains("\"dhchap_ctrlr_key\":\"ckey0\""), saved);
         assertTrue(saved.contains("\"secure_channel\":true"), saved);
+
+        // load_config into a new target: the same TLS-required listener and the same host keys, from the keyring
+        JsonNode config = call("save_config", null);
+        target.close();
+        target = NvmeTarget.start(new TargetConfig(List.of(), List.of(), 128L << 20, 0));
+        rpc = new Management(target);
+        rpc.call("load_config", config);
+        try (Controller c = Nvme.connect(uri(port, psk.interchange(), hostKey, ctrlKey, ""))) {
+            verifyIo(c.namespace());
+        }
+        assertThrows(
+                NvmeException.class,
+                () -> Nvme.connect(uri(port, psk.interchange(), null, null, "")).close());
+        assertThrows(
+                NvmeException.class,
+                () -> Nvme.connect(uri(port, null, hostKey, ctrlKey, "")).close());
     }
 
     @Test
