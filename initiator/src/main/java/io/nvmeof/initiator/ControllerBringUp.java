@@ -6,6 +6,7 @@ import io.nvmeof.core.command.Properties;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.Transport;
+import io.nvmeof.core.tls.TlsPsk;
 import io.nvmeof.core.wire.ConnectData;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -37,6 +38,8 @@ final class ControllerBringUp {
     private final AdminCommands commands;
     private Transport transport;
     private InetSocketAddress address;
+    /** The PSK identity and TLS PSK every queue offers, or null without TLS. */
+    private TlsPsk tlsPsk;
 
     ControllerBringUp(Controller controller) {
         this.controller = controller;
@@ -52,6 +55,7 @@ final class ControllerBringUp {
             throw new NvmeTransportException("cannot resolve host '" + uri.host() + "': " + e.getMessage(), e);
         }
         controller.timer().startTimeoutScan(uri.timeout().toMillis());
+        tlsPsk = uri.tls().tlsPsk(controller.host().hostNqn(), uri.connectNqn());
 
         CommandQueue admin = controller.queues().open(transport, queueOptions(0, ADMIN_QUEUE_SIZE, 0));
         // Admin Connect: QID 0, SQSIZE 31, KATO, CNTLID 0xFFFF for the dynamic controller model (nvmeof-protocol.md
@@ -138,6 +142,8 @@ final class ControllerBringUp {
         } catch (IOException e) {
             throw new NvmeTransportException("cannot resolve host '" + uri.host() + "': " + e.getMessage(), e);
         }
+        // every new connection does the TLS handshake again with the same PSK, as the Linux host does
+        tlsPsk = uri.tls().tlsPsk(controller.host().hostNqn(), uri.connectNqn());
         CommandQueue admin = controller.queues().reopenAdmin(transport, queueOptions(0, ADMIN_QUEUE_SIZE, 0));
         CommandSlot.Completion connect = commands.connect(
                 admin, ADMIN_QUEUE_SIZE - 1, controller.keepAliveTimeoutMillis(), ConnectData.CNTLID_DYNAMIC);
@@ -249,7 +255,8 @@ final class ControllerBringUp {
                 uri.dataDigest(),
                 controller.options().connectTimeout(),
                 // The admin queue sleeps even with hipri: it carries keep-alives and AERs, not the I/O.
-                qid == 0 ? new IoMode(mode.engine(), false) : mode);
+                qid == 0 ? new IoMode(mode.engine(), false) : mode,
+                tlsPsk);
     }
 
     /** The host-side checks of Identify Controller (nvmeof-protocol.md §3.2.1, §7.5). */

@@ -52,6 +52,16 @@ import java.util.Objects;
  *       (bidirectional)</td><td>none</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
+ *   <tr><td>tls</td><td>{@code 1}: TLS 1.3 with a PSK on every queue (NVMe/TCP); needs {@code psk} or
+ *       {@code psk_file}</td><td>0</td></tr>
+ *   <tr><td>psk</td><td>the configured PSK, {@code NVMeTLSkey-1:01:...:} (implies tls=1; never printed)</td><td></td></tr>
+ *   <tr><td>psk_file</td><td>a file holding that key (implies tls=1)</td><td></td></tr>
+ *   <tr><td>psk_identity</td><td>PSK identity version: 0 ({@code NVMe0R01 host subsys}) or 1 (with the digest)</td>
+ *       <td>0</td></tr>
+ *   <tr><td>tls_hash</td><td>{@code sha256} or {@code sha384}: the hash TLS binds the PSK to; {@code sha256} for
+ *       a SHA-384 key against a Linux target (tlshd binds every PSK to SHA-256)</td><td>the key's</td></tr>
+ *   <tr><td>psk_derivation</td><td>{@code rfc8446} or {@code compat} (keys of nvme-cli before 2.16,
+ *       see {@link io.nvmeof.core.tls.PskDerivation})</td><td>rfc8446</td></tr>
  * </table>
  *
  * <p>The port defaults to 4420 for every controller, discovery included. The Linux kernel uses 8009 for a discovery
@@ -95,6 +105,7 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    private final TlsUriOptions tls;
     private final String iopolicy;
 
     /** The values {@code iopolicy=} accepts, Linux's names (nvme_core iopolicy). */
@@ -136,8 +147,10 @@ public final class NvmeUri {
             Duration reconnectDelay,
             Duration ctrlLossTmo,
             Duration fastIoFailTmo,
-            DhchapKeys dhchap) {
+            DhchapKeys dhchap,
+            TlsUriOptions tls) {
         this.dhchap = dhchap;
+        this.tls = tls;
         this.transport = transport;
         this.addresses = List.copyOf(addresses);
         this.subsystemNqn = subsystemNqn;
@@ -163,6 +176,15 @@ public final class NvmeUri {
      * @throws IllegalArgumentException naming the part that is wrong
      */
     public static NvmeUri parse(String uri) {
+        try {
+            return parseUnchecked(uri);
+        } catch (IllegalArgumentException e) {
+            // no message may carry a PSK given in the URI
+            throw new IllegalArgumentException(redact(e.getMessage()));
+        }
+    }
+
+    private static NvmeUri parseUnchecked(String uri) {
         if (uri == null || uri.isBlank()) {
             throw new IllegalArgumentException(
                     "no NVMe URI given (e.g. nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1)");
@@ -225,6 +247,12 @@ public final class NvmeUri {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        Boolean tlsFlag = null;
+        io.nvmeof.core.tls.ConfiguredPsk psk = null;
+        String pskFile = null;
+        int pskIdentity = 0;
+        io.nvmeof.core.tls.PskDerivation pskDerivation = null;
+        io.nvmeof.core.tls.PskHash tlsHash = null;
         String iopolicy = "numa";
         Duration reconnectDelay = DEFAULT_RECONNECT_DELAY;
         Duration ctrlLossTmo = DEFAULT_CTRL_LOSS_TMO;
@@ -343,11 +371,40 @@ public final class NvmeUri {
                                         "hipri must be 1 or 0, not '" + value + "' in '" + uri + "'");
                         }
                         break;
+                    case "tls":
+                        if (!value.equals("1") && !value.equals("0")) {
+                            throw new IllegalArgumentException("tls must be 1 or 0, not '" + value + "'");
+                        }
+                        tlsFlag = value.equals("1");
+                        break;
+                    case "psk":
+                        // the message of a bad key names what is wrong, never the key, and the URI is not quoted
+                        psk = io.nvmeof.core.tls.ConfiguredPsk.parse(value);
+                        break;
+                    case "psk_file":
+                        pskFile = value;
+                        psk = TlsUriOptions.readKeyFile(value);
+                        break;
+                    case "psk_identity":
+                        pskIdentity = (int) parseInt(name, value, 0, 1, uri);
+                        break;
+                    case "tls_hash":
+                        switch (value) {
+                            case "sha256" -> tlsHash = io.nvmeof.core.tls.PskHash.SHA256;
+                            case "sha384" -> tlsHash = io.nvmeof.core.tls.PskHash.SHA384;
+                            default ->
+                                throw new IllegalArgumentException(
+                                        "tls_hash must be sha256 or sha384, not '" + value + "'");
+                        }
+                        break;
+                    case "psk_derivation":
+                        pskDerivation = io.nvmeof.core.tls.PskDerivation.ofConfigName(value);
+                        break;
                     default:
-                        throw new IllegalArgumentException(
-                                "unknown option '" + name + "' in '" + uri
-                                        + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
-                                        + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy, dhchap_secret, dhchap_ctrl_secret)");
+                        throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
+                                + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy, dhchap_secret, dhchap_ctrl_secret, "
+                                + "tls, psk, psk_file, psk_identity, psk_derivation, tls_hash)");
                 }
             }
         }
@@ -373,6 +430,13 @@ public final class NvmeUri {
                 throw new IllegalArgumentException(e.getMessage() + " (dhchap option of '" + uri + "')");
             }
         }
+        boolean tlsOn = tlsFlag != null ? tlsFlag : psk != null;
+        if (tlsOn && !"tcp".equals(transport)) {
+            throw new IllegalArgumentException("tls is for nvme+tcp only");
+        }
+        TlsUriOptions tls = tlsOn || pskIdentity != 0 || pskDerivation != null || tlsHash != null
+                ? new TlsUriOptions(tlsOn, psk, pskFile, pskIdentity, pskDerivation, tlsHash)
+                : TlsUriOptions.NONE;
         return new NvmeUri(
                 transport,
                 addresses,
@@ -391,12 +455,49 @@ public final class NvmeUri {
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo,
-                keys);
+                keys,
+                tls);
+    }
+
+    /** {@code uri} with the value of a psk= option hidden, for error messages. */
+    private static String redact(String text) {
+        return text == null
+                ? null
+                : text.replaceAll("(?i)(psk=)[^&' ]*", "$1(hidden)").replaceAll("NVMeTLSkey-[^&' ]*", "(hidden)");
+    }
+
+    /** This URI with other TLS options (the programmatic way to give a key). */
+    public NvmeUri withTls(TlsUriOptions options) {
+        return new NvmeUri(
+                transport,
+                addresses,
+                subsystemNqn,
+                nsid,
+                queues,
+                depth,
+                headerDigest,
+                dataDigest,
+                hostNqn,
+                katoMillis,
+                timeout,
+                engine,
+                hipri,
+                iopolicy,
+                reconnectDelay,
+                ctrlLossTmo,
+                fastIoFailTmo,
+                dhchap,
+                options == null ? TlsUriOptions.NONE : options);
+    }
+
+    /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
+    public TlsUriOptions tls() {
+        return tls;
     }
 
     /** {@code uri} with the values of its dhchap options replaced, for messages. */
     private static String redacted(String uri) {
-        return uri.replaceAll("(?i)(dhchap_(?:ctrl_)?secret=)[^&]*", "$1<secret>");
+        return redact(uri.replaceAll("(?i)(dhchap_(?:ctrl_)?secret=)[^&]*", "$1<secret>"));
     }
 
     /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
@@ -426,7 +527,8 @@ public final class NvmeUri {
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo,
-                dhchap);
+                dhchap,
+                tls);
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
@@ -451,7 +553,8 @@ public final class NvmeUri {
                 reconnectDelay,
                 ctrlLossTmo,
                 fastIoFailTmo,
-                dhchap);
+                dhchap,
+                tls);
     }
 
     /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
@@ -486,7 +589,8 @@ public final class NvmeUri {
                     reconnectDelay,
                     ctrlLossTmo,
                     fastIoFailTmo,
-                    dhchap));
+                    dhchap,
+                    tls));
         }
         return List.copyOf(out);
     }
@@ -739,7 +843,10 @@ public final class NvmeUri {
         }
     }
 
-    /** The canonical text form; parses back to an equal URI. */
+    /**
+     * The canonical text form; parses back to an equal URI, except that an inline PSK is shown as {@code psk=(set)}
+     * (a key is never printed).
+     */
     @Override
     public String toString() {
         StringBuilder b = new StringBuilder("nvme+").append(transport).append("://");
@@ -783,12 +890,13 @@ public final class NvmeUri {
         if (!fastIoFailTmo.isNegative()) {
             qs.append("&fast_io_fail_tmo=").append(fastIoFailTmo.toMillis()).append("ms");
         }
+        qs.append(tls.query());
         return b.append('?').append(qs.substring(1)).toString();
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof NvmeUri u && u.toString().equals(toString());
+        return o instanceof NvmeUri u && u.toString().equals(toString()) && Objects.equals(u.tls.psk(), tls.psk());
     }
 
     @Override

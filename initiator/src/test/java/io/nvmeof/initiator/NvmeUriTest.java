@@ -153,4 +153,49 @@ class NvmeUriTest {
         assertTrue(s.headerDigest());
         assertEquals(5_000, s.katoMillis(), "an I/O controller gets a keep-alive");
     }
+
+    @Test
+    void everyCopyCarriesTheTlsOptionsAndNoCopyPrintsASecret() {
+        io.nvmeof.core.tls.ConfiguredPsk key = io.nvmeof.core.tls.ConfiguredPsk.generate(
+                io.nvmeof.core.tls.PskHash.SHA384, new java.security.SecureRandom());
+        String psk = key.interchange();
+        byte[] raw = new byte[32];
+        new java.security.SecureRandom().nextBytes(raw);
+        String dhchap = io.nvmeof.core.auth.DhchapSecret.of(raw, null).encode();
+        NvmeUri u = NvmeUri.parse("nvme+tcp://192.0.2.10:4420,192.0.2.11:4421/nqn.2024-01.io.nvmeof:disk1?psk="
+                + java.net.URLEncoder.encode(psk, java.nio.charset.StandardCharsets.UTF_8)
+                + "&psk_identity=1&tls_hash=sha256&iopolicy=round-robin&reconnect_delay=2&ctrl_loss_tmo=-1");
+        assertTrue(u.isMultipath());
+        DiscoveryEntry e = new DiscoveryEntry(
+                3, 1, 2, 0, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk2", "192.0.2.12", 0, 0);
+        java.util.List<NvmeUri> copies = new java.util.ArrayList<>(u.paths());
+        copies.add(u.paths().get(0).withSubsystem("nqn.2024-01.io.nvmeof:disk3"));
+        copies.add(NvmeUri.parse("nvme+tcp://192.0.2.10:8009?psk="
+                        + java.net.URLEncoder.encode(psk, java.nio.charset.StandardCharsets.UTF_8))
+                .forEntry(e));
+        for (NvmeUri c : copies) {
+            assertTrue(c.tls().enabled(), c.toString());
+            assertEquals(key, c.tls().psk(), c.toString());
+            assertFalse(c.toString().contains(psk), c.toString());
+        }
+        assertEquals(2, u.paths().size());
+        for (NvmeUri p : u.paths()) {
+            assertEquals(1, p.tls().identityVersion(), p.toString());
+            assertEquals(io.nvmeof.core.tls.PskHash.SHA256, p.tls().tlsHash(), p.toString());
+            assertEquals("round-robin", p.iopolicy());
+            assertEquals(Duration.ofSeconds(2), p.reconnectDelay());
+        }
+        // a URI with both kinds of secret: neither in the text nor in a message about another option
+        String both = "nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1?psk="
+                + java.net.URLEncoder.encode(psk, java.nio.charset.StandardCharsets.UTF_8) + "&dhchap_secret="
+                + java.net.URLEncoder.encode(dhchap, java.nio.charset.StandardCharsets.UTF_8);
+        NvmeUri b = NvmeUri.parse(both);
+        assertTrue(b.tls().enabled());
+        assertTrue(b.dhchap() != null);
+        assertFalse(b.toString().contains(psk) || b.toString().contains(dhchap), b.toString());
+        IllegalArgumentException x =
+                assertThrows(IllegalArgumentException.class, () -> NvmeUri.parse(both + "&bogus=1"));
+        String m = x.getMessage();
+        assertFalse(m.contains(psk.substring(16, 40)) || m.contains(dhchap.substring(10, 40)), m);
+    }
 }

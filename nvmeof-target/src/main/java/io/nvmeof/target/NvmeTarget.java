@@ -69,6 +69,9 @@ public final class NvmeTarget implements AutoCloseable {
 
     private final ScheduledThreadPoolExecutor scheduler;
     private final QueueAcceptor acceptor = this::accept;
+    /** The hosts' TLS PSKs, which listeners with TLS choose from by the identity a host offers. */
+    private final TlsKeys tlsKeys = new TlsKeys();
+
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -76,6 +79,7 @@ public final class NvmeTarget implements AutoCloseable {
         this.config = config;
         this.budget = new MemoryBudget(config.memoryBudgetBytes());
         this.chunkPool = new ChunkPool(budget, chunkMemory, ChunkPool.configuredChunks());
+        config.tlsKeys().forEach(tlsKeys::put);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "nvmeof-target-keepalive");
             t.setDaemon(true);
@@ -175,7 +179,22 @@ public final class NvmeTarget implements AutoCloseable {
         int inCapsule =
                 lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
         ListenerOptions options = new ListenerOptions(
-                new InetSocketAddress(lc.address(), lc.port()), portId, queueSize, inCapsule, 0, true, lc.ioMode());
+                new InetSocketAddress(lc.address(), lc.port()),
+                portId,
+                queueSize,
+                inCapsule,
+                0,
+                true,
+                lc.ioMode(),
+                lc.secureChannel(),
+                tlsKeys);
+        if (lc.secureChannel().tls() && tlsKeys.isEmpty()) {
+            LOG.log(
+                    Level.WARNING,
+                    "listener " + lc.address() + ":" + lc.port() + " has TLS "
+                            + lc.secureChannel().configName()
+                            + " but no host has a TLS key yet (--tls-key, \"tlsKeys\", nvmf_subsystem_add_host --psk)");
+        }
         TargetListener listener;
         try {
             listener = transport.listen(options, acceptor);
@@ -191,7 +210,11 @@ public final class NvmeTarget implements AutoCloseable {
         LOG.log(
                 Level.INFO,
                 "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID " + portId + ", "
-                        + options.ioMode() + ")");
+                        + options.ioMode()
+                        + (lc.secureChannel().tls()
+                                ? ", TLS " + lc.secureChannel().configName()
+                                : "")
+                        + ")");
         return listener;
     }
 
@@ -200,6 +223,11 @@ public final class NvmeTarget implements AutoCloseable {
         if (listener.memoryObserver() != null) {
             chunkMemory.attach(listener.memoryObserver());
         }
+    }
+
+    /** The hosts' TLS PSKs: add and remove keys at run time; new handshakes see them at once. */
+    public TlsKeys tlsKeys() {
+        return tlsKeys;
     }
 
     /** The namespace memory and its observers (for tests and diagnostics). */

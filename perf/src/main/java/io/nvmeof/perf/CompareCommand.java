@@ -35,7 +35,8 @@ import picocli.CommandLine.ParentCommand;
             "",
             "With no options: 4k randread at iodepth 1 and 32 and 128k read at iodepth 8, over tcp, tcp-digest "
                     + "and rdma, 2 s ramp + 5 s each: a little over a minute.",
-            "Setups: " + "tcp, tcp-io_uring, tcp-digest, rdma, and each with -hipri (busy polling). rdma runs "
+            "Setups: "
+                    + "tcp, tcp-io_uring, tcp-digest, tcp-tls, tcp-tls-digest, rdma, and each with -hipri (busy polling). rdma runs "
                     + "over DiSNI when this machine has an RDMA device, else over the software RNIC, labelled "
                     + "EMULATED. A setup that cannot run here is shown as 'unavailable: <reason>'."
         })

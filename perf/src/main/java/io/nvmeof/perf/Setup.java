@@ -14,8 +14,8 @@ import picocli.CommandLine;
  * A way of reaching the target that {@code compare} puts side by side: a transport plus initiator URI options and
  * flags for the target daemon we start. Adding a transport is one entry in {@link #BASE}.
  *
- * @param name        as typed on the command line: tcp, tcp-io_uring, tcp-digest, rdma; "-hipri" variants add busy
- *                    polling
+ * @param name        as typed on the command line: tcp, tcp-io_uring, tcp-digest, tcp-tls, tcp-tls-digest, rdma;
+ *                    "-hipri" variants add busy polling
  * @param transport   URI scheme suffix and target listen scheme: tcp, rdma
  * @param description for tables and the HTML report
  * @param uriOptions  initiator URI options this setup needs (the setup is unavailable if the initiator lacks them)
@@ -60,6 +60,22 @@ public record Setup(
                     "NVMe/TCP, epoll, header+data digests (CRC32C)",
                     Map.of("digest", "header,data"),
                     List.of(),
+                    Map.of("engine", "epoll"),
+                    List.of("--io-engine", "epoll")),
+            base(
+                    "tcp-tls",
+                    "tcp",
+                    "NVMe/TCP, epoll, TLS 1.3 (PSK, TLS_AES_128_GCM_SHA256, BouncyCastle)",
+                    PerfTlsKey.uriOptions(false),
+                    PerfTlsKey.targetArgs(),
+                    Map.of("engine", "epoll"),
+                    List.of("--io-engine", "epoll")),
+            base(
+                    "tcp-tls-digest",
+                    "tcp",
+                    "NVMe/TCP, epoll, TLS 1.3 (PSK) + header+data digests",
+                    PerfTlsKey.uriOptions(true),
+                    PerfTlsKey.targetArgs(),
                     Map.of("engine", "epoll"),
                     List.of("--io-engine", "epoll")),
             rdma());

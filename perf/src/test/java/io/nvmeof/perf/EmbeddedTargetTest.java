@@ -34,6 +34,30 @@ class EmbeddedTargetTest {
     }
 
     @Test
+    void tlsSetupsRunAgainstTheirOwnTlsTarget() throws Exception {
+        Cli r = Cli.run(
+                "compare",
+                "--setups",
+                "tcp-tls,tcp-tls-digest",
+                "--iodepth",
+                "4",
+                "--bs",
+                "4k,128k",
+                "--runtime",
+                "300ms",
+                "--ramp_time",
+                "100ms",
+                "--size",
+                "16m");
+        assertEquals(0, r.exit(), r.toString());
+        String out = r.out();
+        assertTrue(out.contains("| tcp-tls "), out);
+        assertTrue(out.contains("| tcp-tls-digest"), out);
+        assertFalse(out.contains("unavailable") || out.contains("did not start"), out);
+        assertEquals(List.of(), targetProcesses());
+    }
+
+    @Test
     void targetJvmGetsLeakDetectionAndExtraOptions() {
         List<String> o = EmbeddedTarget.jvmOptions(" -Xlog:gc:file=/tmp/x.log  -Dfoo=1 ");
         assertEquals(

@@ -39,6 +39,8 @@ import picocli.CommandLine.Command;
             IdNsCommand.class,
             ReadCommand.class,
             WriteCommand.class,
+            GenTlsKeyCommand.class,
+            CheckTlsKeyCommand.class,
             GenDhchapKeyCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",

@@ -1,5 +1,6 @@
 package io.nvmeof.core.spi;
 
+import io.nvmeof.core.tls.TlsPsk;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 
@@ -14,6 +15,7 @@ import java.time.Duration;
  * @param dataDigest     ask for data digests (NVMe/TCP, nvmeof-protocol.md §5.8)
  * @param connectTimeout how long the transport may take to connect (TCP connect + ICReq/ICResp)
  * @param ioMode         event-loop engine and busy polling for this queue's thread
+ * @param tlsPsk         TLS 1.3 with this PSK before ICReq (NVMe/TCP), or null for none
  */
 public record HostQueueOptions(
         InetSocketAddress address,
@@ -23,7 +25,8 @@ public record HostQueueOptions(
         boolean headerDigest,
         boolean dataDigest,
         Duration connectTimeout,
-        IoMode ioMode) {
+        IoMode ioMode,
+        TlsPsk tlsPsk) {
     public HostQueueOptions(
             InetSocketAddress address,
             int qid,
@@ -32,7 +35,19 @@ public record HostQueueOptions(
             boolean headerDigest,
             boolean dataDigest,
             Duration connectTimeout) {
-        this(address, qid, queueSize, cntlid, headerDigest, dataDigest, connectTimeout, IoMode.DEFAULT);
+        this(address, qid, queueSize, cntlid, headerDigest, dataDigest, connectTimeout, IoMode.DEFAULT, null);
+    }
+
+    public HostQueueOptions(
+            InetSocketAddress address,
+            int qid,
+            int queueSize,
+            int cntlid,
+            boolean headerDigest,
+            boolean dataDigest,
+            Duration connectTimeout,
+            IoMode ioMode) {
+        this(address, qid, queueSize, cntlid, headerDigest, dataDigest, connectTimeout, ioMode, null);
     }
 
     public HostQueueOptions {

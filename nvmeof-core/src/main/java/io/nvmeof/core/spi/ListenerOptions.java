@@ -1,5 +1,7 @@
 package io.nvmeof.core.spi;
 
+import io.nvmeof.core.tls.SecureChannel;
+import io.nvmeof.core.tls.TlsPskResolver;
 import java.net.InetSocketAddress;
 
 /**
@@ -12,6 +14,8 @@ import java.net.InetSocketAddress;
  * @param ioThreads          event-loop threads serving the queues (0: the transport's default)
  * @param digestsAllowed     whether header/data digests may be negotiated (TCP)
  * @param ioMode             event-loop engine and busy polling
+ * @param secureChannel      TLS on this listener (TCP): none, allowed or required
+ * @param pskResolver        the TLS PSK for an identity a client offers (used when {@code secureChannel} is not NONE)
  */
 public record ListenerOptions(
         InetSocketAddress address,
@@ -20,9 +24,31 @@ public record ListenerOptions(
         int inCapsuleDataSize,
         int ioThreads,
         boolean digestsAllowed,
-        IoMode ioMode) {
+        IoMode ioMode,
+        SecureChannel secureChannel,
+        TlsPskResolver pskResolver) {
     public static final int DEFAULT_MAX_QUEUE_SIZE = 128;
     public static final int DEFAULT_IN_CAPSULE_DATA_SIZE = 16384;
+
+    public ListenerOptions(
+            InetSocketAddress address,
+            int portId,
+            int maxQueueSize,
+            int inCapsuleDataSize,
+            int ioThreads,
+            boolean digestsAllowed,
+            IoMode ioMode) {
+        this(
+                address,
+                portId,
+                maxQueueSize,
+                inCapsuleDataSize,
+                ioThreads,
+                digestsAllowed,
+                ioMode,
+                SecureChannel.NONE,
+                TlsPskResolver.NONE);
+    }
 
     public ListenerOptions(
             InetSocketAddress address,
@@ -36,6 +62,8 @@ public record ListenerOptions(
 
     public ListenerOptions {
         ioMode = ioMode == null ? IoMode.DEFAULT : ioMode;
+        secureChannel = secureChannel == null ? SecureChannel.NONE : secureChannel;
+        pskResolver = pskResolver == null ? TlsPskResolver.NONE : pskResolver;
         if (maxQueueSize < 2 || maxQueueSize > 65536) {
             throw new IllegalArgumentException("maxQueueSize must be 2..65536: " + maxQueueSize);
         }

@@ -1,6 +1,7 @@
 package io.nvmeof.target.config;
 
 import io.nvmeof.core.spi.IoMode;
+import io.nvmeof.core.tls.SecureChannel;
 
 /**
  * One listening port.
@@ -11,10 +12,22 @@ import io.nvmeof.core.spi.IoMode;
  * @param maxQueueSize      largest I/O queue a host may connect (CAP.MQES + 1)
  * @param inCapsuleDataSize in-capsule data bytes accepted on I/O queues
  * @param ioMode            the transport's event-loop engine and busy polling (null: {@link IoMode#DEFAULT})
+ * @param secureChannel     TLS 1.3 (NVMe/TCP only): none, allowed or required (null: none)
  */
 public record ListenerConfig(
-        String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize, IoMode ioMode) {
+        String transport,
+        String address,
+        int port,
+        int maxQueueSize,
+        int inCapsuleDataSize,
+        IoMode ioMode,
+        SecureChannel secureChannel) {
     public static final int DEFAULT_PORT = 4420;
+
+    public ListenerConfig(
+            String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize, IoMode ioMode) {
+        this(transport, address, port, maxQueueSize, inCapsuleDataSize, ioMode, SecureChannel.NONE);
+    }
 
     public ListenerConfig(String transport, String address, int port, int maxQueueSize, int inCapsuleDataSize) {
         this(transport, address, port, maxQueueSize, inCapsuleDataSize, IoMode.DEFAULT);
@@ -22,6 +35,7 @@ public record ListenerConfig(
 
     public ListenerConfig {
         ioMode = ioMode == null ? IoMode.DEFAULT : ioMode;
+        secureChannel = secureChannel == null ? SecureChannel.NONE : secureChannel;
         if (transport == null || transport.isBlank()) {
             throw new IllegalArgumentException("a listener needs a transport (tcp)");
         }
@@ -31,14 +45,33 @@ public record ListenerConfig(
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port must be 0..65535: " + port);
         }
+        if (secureChannel.tls() && !"tcp".equals(transport)) {
+            throw new IllegalArgumentException("TLS is defined for NVMe/TCP only, not " + transport);
+        }
     }
 
     /**
-     * Parses {@code tcp://0.0.0.0:4420} (the port defaults to 4420; IPv6 as {@code tcp://[::1]:4420}).
+     * Parses {@code tcp://0.0.0.0:4420} (the port defaults to 4420; IPv6 as {@code tcp://[::1]:4420}), optionally
+     * followed by {@code ?tls=required} or {@code ?tls=allowed} (TLS 1.3 with PSKs; {@code ?tls=none} is the default).
      *
      * @throws IllegalArgumentException naming what is wrong
      */
     public static ListenerConfig parse(String uri, int maxQueueSize, int inCapsuleDataSize) {
+        SecureChannel sc = SecureChannel.NONE;
+        int q = uri.indexOf('?');
+        if (q >= 0) {
+            String query = uri.substring(q + 1);
+            uri = uri.substring(0, q);
+            if (!query.startsWith("tls=")) {
+                throw new IllegalArgumentException(
+                        "a listen address takes one option, ?tls=required|allowed|none, not '" + query + "'");
+            }
+            sc = SecureChannel.ofConfigName(query.substring(4));
+        }
+        return parseAddress(uri, maxQueueSize, inCapsuleDataSize).withSecureChannel(sc);
+    }
+
+    private static ListenerConfig parseAddress(String uri, int maxQueueSize, int inCapsuleDataSize) {
         int sep = uri.indexOf("://");
         if (sep <= 0) {
             throw new IllegalArgumentException("a listen address looks like tcp://0.0.0.0:4420, not '" + uri + "'");
@@ -80,7 +113,12 @@ public record ListenerConfig(
 
     /** This listener with another I/O mode. */
     public ListenerConfig withIoMode(IoMode mode) {
-        return new ListenerConfig(transport, address, port, maxQueueSize, inCapsuleDataSize, mode);
+        return new ListenerConfig(transport, address, port, maxQueueSize, inCapsuleDataSize, mode, secureChannel);
+    }
+
+    /** This listener with TLS none, allowed or required. */
+    public ListenerConfig withSecureChannel(SecureChannel sc) {
+        return new ListenerConfig(transport, address, port, maxQueueSize, inCapsuleDataSize, ioMode, sc);
     }
 
     private static int parsePort(String text, String uri) {

@@ -12,17 +12,20 @@ import java.util.Set;
  * @param memoryBudgetBytes the most namespace RAM all namespaces together may use; a write that needs more fails with
  *                          Capacity Exceeded. 0 picks the default, {@link #defaultMemoryBudget()}.
  * @param discoveryKatoMillis keep-alive timeout used for discovery controllers that connect with KATO 0 (nvmet: 120 s)
+ * @param tlsKeys           the hosts' TLS PSKs, for listeners with TLS
  */
 public record TargetConfig(
         List<ListenerConfig> listeners,
         List<SubsystemConfig> subsystems,
         long memoryBudgetBytes,
-        int discoveryKatoMillis) {
+        int discoveryKatoMillis,
+        List<TlsKeyConfig> tlsKeys) {
     public static final int DEFAULT_DISCOVERY_KATO_MILLIS = 120_000;
 
     public TargetConfig {
         listeners = listeners == null ? List.of() : List.copyOf(listeners);
         subsystems = subsystems == null ? List.of() : List.copyOf(subsystems);
+        tlsKeys = tlsKeys == null ? List.of() : List.copyOf(tlsKeys);
         if (memoryBudgetBytes < 0) {
             throw new IllegalArgumentException("memory budget cannot be negative");
         }
@@ -53,8 +56,21 @@ public record TargetConfig(
         }
     }
 
+    public TargetConfig(
+            List<ListenerConfig> listeners,
+            List<SubsystemConfig> subsystems,
+            long memoryBudgetBytes,
+            int discoveryKatoMillis) {
+        this(listeners, subsystems, memoryBudgetBytes, discoveryKatoMillis, List.of());
+    }
+
     public TargetConfig(List<ListenerConfig> listeners, List<SubsystemConfig> subsystems) {
         this(listeners, subsystems, 0, 0);
+    }
+
+    /** This configuration with these TLS keys. */
+    public TargetConfig withTlsKeys(List<TlsKeyConfig> keys) {
+        return new TargetConfig(listeners, subsystems, memoryBudgetBytes, discoveryKatoMillis, keys);
     }
 
     /** Half of the machine's physical memory, read from /proc/meminfo (1 GiB if that cannot be read). */

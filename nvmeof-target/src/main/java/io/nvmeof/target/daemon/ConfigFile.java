@@ -10,12 +10,16 @@ import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.spi.IoMode;
 import io.nvmeof.core.spi.ListenerOptions;
+import io.nvmeof.core.tls.ConfiguredPsk;
+import io.nvmeof.core.tls.PskDerivation;
+import io.nvmeof.core.tls.SecureChannel;
 import io.nvmeof.target.config.AnaStateConfig;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.config.TlsKeyConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -32,7 +36,9 @@ import java.util.UUID;
  * {
  *   "memoryBudget": "8G",
  *   "listeners": [ { "listen": "tcp://0.0.0.0:4420", "maxQueueSize": 128, "inCapsuleDataSize": 16384,
- *                    "ioEngine": "auto", "busyPoll": false } ],
+ *                    "ioEngine": "auto", "busyPoll": false, "tls": "none" } ],
+ *   "tlsKeys": [ { "host": "nqn.2014-08.org.nvmexpress:uuid:...", "psk": "NVMeTLSkey-1:01:...:",
+ *                  "subsystem": null, "derivation": "rfc8446" } ],
  *   "subsystems": [ {
  *       "nqn": "nqn.2024-01.io.nvmeof:disk1",
  *       "allowAnyHost": false,
@@ -52,14 +58,24 @@ public final class ConfigFile {
             @JsonProperty("memoryBudget") String memoryBudget,
             @JsonProperty("discoveryKatoMillis") Integer discoveryKatoMillis,
             @JsonProperty("listeners") List<Listener> listeners,
-            @JsonProperty("subsystems") List<Subsystem> subsystems) {}
+            @JsonProperty("subsystems") List<Subsystem> subsystems,
+            @JsonProperty("tlsKeys") List<TlsKey> tlsKeys) {}
+
+    /** A host's TLS PSK: {@code psk} or {@code pskFile}; {@code subsystem} null for every subsystem. */
+    record TlsKey(
+            @JsonProperty("host") String host,
+            @JsonProperty("subsystem") String subsystem,
+            @JsonProperty("psk") String psk,
+            @JsonProperty("pskFile") String pskFile,
+            @JsonProperty("derivation") String derivation) {}
 
     record Listener(
             @JsonProperty("listen") String listen,
             @JsonProperty("maxQueueSize") Integer maxQueueSize,
             @JsonProperty("inCapsuleDataSize") String inCapsuleDataSize,
             @JsonProperty("ioEngine") String ioEngine,
-            @JsonProperty("busyPoll") Boolean busyPoll) {}
+            @JsonProperty("busyPoll") Boolean busyPoll,
+            @JsonProperty("tls") String tls) {}
 
     record Subsystem(
             @JsonProperty("nqn") String nqn,
@@ -182,8 +198,12 @@ public final class ConfigFile {
                     : (int) checkedSize(l.inCapsuleDataSize(), where + ".inCapsuleDataSize");
             try {
                 String engine = TargetDaemon.checkEngine(l.ioEngine(), "ioEngine");
-                listeners.add(ListenerConfig.parse(l.listen(), queue, inCapsule)
-                        .withIoMode(new IoMode(engine, l.busyPoll() != null && l.busyPoll())));
+                ListenerConfig lc = ListenerConfig.parse(l.listen(), queue, inCapsule)
+                        .withIoMode(new IoMode(engine, l.busyPoll() != null && l.busyPoll()));
+                if (l.tls() != null) {
+                    lc = lc.withSecureChannel(SecureChannel.ofConfigName(l.tls()));
+                }
+                listeners.add(lc);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
@@ -236,7 +256,30 @@ public final class ConfigFile {
         }
         long budget = root.memoryBudget() == null ? 0 : checkedSize(root.memoryBudget(), "memoryBudget");
         int kato = root.discoveryKatoMillis() == null ? 0 : root.discoveryKatoMillis();
-        return new TargetConfig(listeners, subsystems, budget, kato);
+        return new TargetConfig(listeners, subsystems, budget, kato, tlsKeys(root.tlsKeys()));
+    }
+
+    private static List<TlsKeyConfig> tlsKeys(List<TlsKey> keys) {
+        List<TlsKeyConfig> out = new ArrayList<>();
+        List<TlsKey> ks = keys == null ? List.of() : keys;
+        for (int i = 0; i < ks.size(); i++) {
+            TlsKey k = ks.get(i);
+            String where = "tlsKeys[" + i + "]";
+            if (k == null || k.host() == null || (k.psk() == null) == (k.pskFile() == null)) {
+                throw new IllegalArgumentException(
+                        where + ": \"host\" and one of \"psk\" and \"pskFile\" are required");
+            }
+            try {
+                ConfiguredPsk psk = k.psk() != null
+                        ? ConfiguredPsk.parse(k.psk())
+                        : TlsKeyConfig.readKeyFile(java.nio.file.Path.of(k.pskFile()));
+                PskDerivation d = k.derivation() == null ? null : PskDerivation.ofConfigName(k.derivation());
+                out.add(new TlsKeyConfig(k.host(), k.subsystem(), psk, d));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     private static io.nvmeof.target.config.HostAuth dhchap(Dhchap d, String where) {

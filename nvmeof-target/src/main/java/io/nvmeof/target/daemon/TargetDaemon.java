@@ -9,6 +9,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.Sizes;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
+import io.nvmeof.target.config.TlsKeyConfig;
 import io.nvmeof.target.metrics.MetricsEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -95,6 +96,22 @@ public final class TargetDaemon implements Callable<Integer> {
             paramLabel = "HOSTNQN",
             description = "Only these hosts may connect (repeatable). Without it any host may connect.")
     List<String> allowHosts = new ArrayList<>();
+
+    @Option(
+            names = "--tls",
+            paramLabel = "MODE",
+            description = "TLS 1.3 with PSKs on every tcp --listen that does not say ?tls=: required, allowed or none "
+                    + "(default none). Hosts need --tls-key.")
+    String tls;
+
+    @Option(
+            names = "--tls-key",
+            paramLabel = "SPEC",
+            description = "A host's TLS PSK, repeatable (for listeners with ?tls=required|allowed): "
+                    + "host=NQN,psk=NVMeTLSkey-1:...: or host=NQN,psk-file=PATH, optionally ,subsystem=NQN (default: "
+                    + "every subsystem) and ,derivation=compat (keys from nvme-cli before 2.16; default rfc8446). "
+                    + "Also with --config.")
+    List<String> tlsKeys = new ArrayList<>();
 
     @Option(
             names = "--dhchap-host",
@@ -231,14 +248,29 @@ public final class TargetDaemon implements Callable<Integer> {
         return cl;
     }
 
-    /** Builds the configuration from the file or the flags. */
+    /** Builds the configuration from the file or the flags, with the file's and the flags' TLS keys. */
     TargetConfig buildConfig() {
+        List<TlsKeyConfig> keys = new ArrayList<>();
+        for (String spec : tlsKeys) {
+            keys.add(TlsKeyConfig.parse(spec));
+        }
+        TargetConfig cfg = buildConfigWithoutFlagKeys();
+        if (keys.isEmpty()) {
+            return cfg;
+        }
+        List<TlsKeyConfig> all = new ArrayList<>(cfg.tlsKeys());
+        all.addAll(keys);
+        return cfg.withTlsKeys(all);
+    }
+
+    private TargetConfig buildConfigWithoutFlagKeys() {
         boolean flags = nqn != null
                 || !namespaces.isEmpty()
                 || !allowHosts.isEmpty()
                 || !dhchapHosts.isEmpty()
                 || !anaStates.isEmpty()
                 || !listen.isEmpty()
+                || tls != null
                 || inCapsuleDataSize != null
                 || maxQueueSize != ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
         long budget = memoryBudget == null ? 0 : Sizes.parse(memoryBudget);
@@ -248,12 +280,13 @@ public final class TargetDaemon implements Callable<Integer> {
         if (config != null) {
             if (flags) {
                 throw new IllegalArgumentException("--config cannot be combined with --listen/--nqn/--namespace/"
-                        + "--allow-host/--dhchap-host/--ana-state/--max-queue-size/--in-capsule-data-size: put those in the"
-                        + " file");
+                        + "--allow-host/--dhchap-host/--ana-state/--max-queue-size/--in-capsule-data-size/--tls: put"
+                        + " those in the file");
             }
             spdkConfig = io.nvmeof.target.rpc.SpdkConfigFile.readIfSpdkShape(config);
             TargetConfig fromFile =
                     spdkConfig != null ? new TargetConfig(List.of(), List.of(), 0, 0) : ConfigFile.load(config);
+            List<TlsKeyConfig> fileKeys = fromFile.tlsKeys();
             if (ioEngine != null || busyPoll) {
                 // The flags override the file's per-listener ioEngine/busyPoll for every listener.
                 IoMode mode = ioMode();
@@ -264,13 +297,17 @@ public final class TargetDaemon implements Callable<Integer> {
                             busyPoll || l.ioMode().busyPoll())));
                 }
                 fromFile = new TargetConfig(
-                        ls, fromFile.subsystems(), fromFile.memoryBudgetBytes(), fromFile.discoveryKatoMillis());
+                        ls,
+                        fromFile.subsystems(),
+                        fromFile.memoryBudgetBytes(),
+                        fromFile.discoveryKatoMillis(),
+                        fileKeys);
             }
             if (budget == 0) {
                 return fromFile;
             }
             return new TargetConfig(
-                    fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis());
+                    fromFile.listeners(), fromFile.subsystems(), budget, fromFile.discoveryKatoMillis(), fileKeys);
         }
         IoMode mode = ioMode();
         int inCapsule = inCapsuleDataSize == null
@@ -278,7 +315,12 @@ public final class TargetDaemon implements Callable<Integer> {
                 : (int) Sizes.parse(inCapsuleDataSize);
         List<ListenerConfig> listeners = new ArrayList<>();
         for (String uri : listen.isEmpty() ? List.of("tcp://0.0.0.0:" + ListenerConfig.DEFAULT_PORT) : listen) {
-            listeners.add(ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode));
+            ListenerConfig lc =
+                    ListenerConfig.parse(uri, maxQueueSize, inCapsule).withIoMode(mode);
+            if (tls != null && !uri.contains("?tls=") && "tcp".equals(lc.transport())) {
+                lc = lc.withSecureChannel(io.nvmeof.core.tls.SecureChannel.ofConfigName(tls));
+            }
+            listeners.add(lc);
         }
         List<NamespaceConfig> ns = new ArrayList<>();
         for (int i = 0; i < namespaces.size(); i++) {
@@ -411,7 +453,7 @@ public final class TargetDaemon implements Callable<Integer> {
             boolean configured = i < cfg.listeners().size();
             IoMode m = configured ? cfg.listeners().get(i).ioMode() : IoMode.DEFAULT;
             out.printf(
-                    "listening on %s://%s:%d%s%n",
+                    "listening on %s://%s:%d%s%s%n",
                     configured
                             ? cfg.listeners().get(i).transport()
                             : target.listeners().get(i).portInfo().transportType()
@@ -422,7 +464,10 @@ public final class TargetDaemon implements Callable<Integer> {
                     a.getPort(),
                     m.equals(IoMode.DEFAULT)
                             ? ""
-                            : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "") + ")");
+                            : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "") + ")",
+                    configured && cfg.listeners().get(i).secureChannel().tls()
+                            ? " (TLS " + cfg.listeners().get(i).secureChannel().configName() + ")"
+                            : "");
         }
         MetricsEndpoint m = metricsEndpoint;
         if (m != null) {

@@ -94,6 +94,9 @@ final class ConfigMethods {
                         a.put("dhchap_ctrlr_key", names[1]);
                     }
                 }
+                if (names != null && names.length > 2 && names[2] != null) {
+                    a.put("psk", names[2]); // the keyring name (or the file path SPDK took before its keyring)
+                }
             }
             for (RamNamespace ns : s.namespaces()) {
                 ObjectNode a = call(nvmf, "nvmf_subsystem_add_ns").put("nqn", s.nqn());
@@ -107,9 +110,11 @@ final class ConfigMethods {
                 if (!s.reachableOn(l.portInfo().portId())) {
                     continue;
                 }
-                call(nvmf, "nvmf_subsystem_add_listener")
-                        .put("nqn", s.nqn())
-                        .set("listen_address", ListenAddress.describe(l.portInfo()));
+                ObjectNode a = call(nvmf, "nvmf_subsystem_add_listener").put("nqn", s.nqn());
+                a.set("listen_address", ListenAddress.describe(l.portInfo()));
+                if ((l.portInfo().treq() & 0x3) == io.nvmeof.core.tls.SecureChannel.REQUIRED.treqBits()) {
+                    a.put("secure_channel", true);
+                }
             }
         }
         return root;

@@ -6,12 +6,14 @@ import com.fasterxml.jackson.databind.node.IntNode;
 import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.command.Nqn;
 import io.nvmeof.core.spi.TargetListener;
+import io.nvmeof.core.tls.SecureChannel;
 import io.nvmeof.target.AnaGroups;
 import io.nvmeof.target.Subsystem;
 import io.nvmeof.target.config.HostAuth;
 import io.nvmeof.target.config.ListenerConfig;
 import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
+import io.nvmeof.target.config.TlsKeyConfig;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -193,9 +195,10 @@ final class NvmfMethods {
                 Params.of(method, params, Set.of("nqn", "host", "tgt_name", "psk", "dhchap_key", "dhchap_ctrlr_key"));
         Subsystem s = m.requireSubsystem(method, p.requireString("nqn"));
         String host = p.requireString("host");
-        if (p.has("psk")) {
-            throw RpcException.invalidParams(method + ": TLS PSKs are not supported");
+        if (p.has("psk") && !allow) {
+            throw RpcException.invalidParams(method + ": psk belongs to nvmf_subsystem_add_host");
         }
+        TlsKeyConfig tlsKey = p.has("psk") ? tlsKey(method, s.nqn(), host, p.requireString("psk")) : null;
         if (host.isEmpty() || host.length() > 223) {
             throw RpcException.invalidParams(method + ": host must be an NQN of 1..223 bytes");
         }
@@ -209,15 +212,31 @@ final class NvmfMethods {
         HostAuth auth = allow ? hostAuth(p, host) : null;
         if (auth != null) {
             m.target().setHostAuth(s.nqn(), host, auth); // also allows the host
-            rememberKeyNames(s.nqn(), host, p);
         } else {
             if (!allow && s.hostAuth(host) != null) {
                 m.target().setHostAuth(s.nqn(), host, null);
-                m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
             }
             m.target().setHostAllowed(s.nqn(), host, allow);
         }
+        if (tlsKey != null) {
+            m.target().tlsKeys().put(tlsKey);
+        } else if (!allow) {
+            m.target().tlsKeys().remove(host, s.nqn());
+        }
+        if (allow) {
+            rememberKeyNames(s.nqn(), host, p);
+        } else {
+            m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
+        }
         return BooleanNode.TRUE;
+    }
+
+    /** The host's TLS PSK from a keyring key name (keyring_file_add_key), or from a file path as older SPDK took. */
+    private TlsKeyConfig tlsKey(String method, String nqn, String host, String psk) throws RpcException {
+        io.nvmeof.core.tls.ConfiguredPsk key = !m.keyring.contains(psk) && psk.startsWith("/")
+                ? KeyringMethods.readPsk(method, java.nio.file.Path.of(psk))
+                : m.keyring.tlsPsk(method, psk);
+        return new TlsKeyConfig(host, nqn, key, null);
     }
 
     /** SPDK's nvmf_subsystem_set_keys: new DH-HMAC-CHAP keys for an allowed host (none: the host need not authenticate). */
@@ -232,9 +251,18 @@ final class NvmfMethods {
         HostAuth auth = hostAuth(p, host);
         m.target().setHostAuth(s.nqn(), host, auth);
         if (auth == null) {
-            m.hostKeyNames.getOrDefault(s.nqn(), new java.util.HashMap<>()).remove(host);
+            String[] names =
+                    m.hostKeyNames.getOrDefault(s.nqn(), java.util.Map.of()).get(host);
+            if (names != null) {
+                names[0] = null;
+                names[1] = null;
+            }
         } else {
-            rememberKeyNames(s.nqn(), host, p);
+            String[] names = m.hostKeyNames
+                    .computeIfAbsent(s.nqn(), k -> new java.util.TreeMap<>())
+                    .computeIfAbsent(host, k -> new String[3]);
+            names[0] = p.string("dhchap_key", null);
+            names[1] = p.string("dhchap_ctrlr_key", null);
         }
         return BooleanNode.TRUE;
     }
@@ -255,10 +283,11 @@ final class NvmfMethods {
                 ctrl == null ? null : m.keyring.dhchapSecret(p.method(), ctrl));
     }
 
+    /** Remembers for save_config the keyring names of the host's keys: dhchap_key, dhchap_ctrlr_key, psk. */
     private void rememberKeyNames(String nqn, String host, Params p) throws RpcException {
-        m.hostKeyNames
-                .computeIfAbsent(nqn, k -> new java.util.TreeMap<>())
-                .put(host, new String[] {p.string("dhchap_key", null), p.string("dhchap_ctrlr_key", null)});
+        m.hostKeyNames.computeIfAbsent(nqn, k -> new java.util.TreeMap<>()).put(host, new String[] {
+            p.string("dhchap_key", null), p.string("dhchap_ctrlr_key", null), p.string("psk", null)
+        });
     }
 
     private JsonNode allowAnyHost(JsonNode params) throws RpcException {
@@ -282,10 +311,14 @@ final class NvmfMethods {
             m.requireSubsystem(p.method(), nqn);
         }
         ListenAddress a = ListenAddress.parse(p);
-        if (p.bool("secure_channel", false)) {
-            throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is not supported");
+        boolean secure = p.bool("secure_channel", false);
+        if (secure && !"TCP".equals(a.trtype())) {
+            throw RpcException.invalidParams(p.method() + ": secure_channel (TLS) is for TCP only");
         }
         TargetListener l = find(a);
+        if (l != null && secure && (l.portInfo().treq() & 0x3) != SecureChannel.REQUIRED.treqBits()) {
+            throw RpcException.invalidParams(p.method() + ": a listener without TLS is open at that address already");
+        }
         if (l == null) {
             TransportOptions t = m.transports.getOrDefault(a.trtype(), TransportOptions.defaults(a.trtype()));
             ListenerConfig lc = new ListenerConfig(
@@ -294,6 +327,9 @@ final class NvmfMethods {
                     a.port(),
                     t.maxQueueDepth(),
                     t.inCapsuleDataSize());
+            if (secure) {
+                lc = lc.withSecureChannel(SecureChannel.REQUIRED);
+            }
             try {
                 l = m.target().addListenerForSubsystems(lc);
             } catch (IOException e) {

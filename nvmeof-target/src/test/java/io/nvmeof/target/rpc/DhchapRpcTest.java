@@ -118,4 +118,50 @@ class DhchapRpcTest {
         assertTrue(e.getMessage().contains("no key 'nope'"), e.getMessage());
         assertFalse(target.subsystem(NQN).allows(HOST), "nothing changed");
     }
+
+    @Test
+    void oneKeyringHoldsBothKindsAndRefusesAFileOfNeither() throws Exception {
+        Path dh = keyFile("dh", "rw-------");
+        Path tls = dir.resolve("tls");
+        String psk = io.nvmeof.core.tls.ConfiguredPsk.generate(
+                        io.nvmeof.core.tls.PskHash.SHA256, new java.security.SecureRandom())
+                .interchange();
+        Files.writeString(tls, psk + "\n");
+        Files.setPosixFilePermissions(tls, PosixFilePermissions.fromString("rw-------"));
+        Path junk = dir.resolve("junk");
+        Files.writeString(junk, "not-a-key-0123456789abcdef\n");
+        Files.setPosixFilePermissions(junk, PosixFilePermissions.fromString("rw-------"));
+        Path open = dir.resolve("open");
+        Files.writeString(open, psk + "\n");
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rw-r--r--"));
+        call("nvmf_create_subsystem", "{\"nqn\":\"" + NQN + "\"}");
+        call("keyring_file_add_key", "{\"name\":\"dh0\",\"path\":\"" + dh + "\"}");
+        call("keyring_file_add_key", "{\"name\":\"psk0\",\"path\":\"" + tls + "\"}");
+        RpcException e = assertThrows(
+                RpcException.class, () -> call("keyring_file_add_key", "{\"name\":\"j\",\"path\":\"" + junk + "\"}"));
+        assertFalse(e.getMessage().contains("0123456789abcdef"), e.getMessage());
+        e = assertThrows(
+                RpcException.class, () -> call("keyring_file_add_key", "{\"name\":\"o\",\"path\":\"" + open + "\"}"));
+        assertTrue(e.getMessage().contains("readable by group or others"), e.getMessage());
+        assertFalse(e.getMessage().contains(psk), e.getMessage());
+        assertEquals(2, call("keyring_get_keys", null).size());
+        // each name serves its own kind only, and the host gets both at once
+        assertThrows(
+                RpcException.class,
+                () -> call(
+                        "nvmf_subsystem_add_host",
+                        "{\"nqn\":\"" + NQN + "\",\"host\":\"" + HOST + "\",\"psk\":\"dh0\"}"));
+        assertThrows(
+                RpcException.class,
+                () -> call(
+                        "nvmf_subsystem_add_host",
+                        "{\"nqn\":\"" + NQN + "\",\"host\":\"" + HOST + "\",\"dhchap_key\":\"psk0\"}"));
+        call(
+                "nvmf_subsystem_add_host",
+                "{\"nqn\":\"" + NQN + "\",\"host\":\"" + HOST + "\",\"psk\":\"psk0\",\"dhchap_key\":\"dh0\"}");
+        assertNotNull(target.subsystem(NQN).hostAuth(HOST));
+        String saved = call("save_config", null).toString();
+        assertTrue(saved.contains("\"psk\":\"psk0\"") && saved.contains("\"dhchap_key\":\"dh0\""), saved);
+        assertFalse(saved.contains(psk), saved);
+    }
 }

@@ -23,6 +23,7 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.TargetListener;
 import io.nvmeof.core.spi.Transport;
+import io.nvmeof.core.tls.SecureChannel;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.BindException;
@@ -52,8 +53,6 @@ public final class TcpTransport implements Transport {
     public static final int TRTYPE_TCP = PortInfo.TRTYPE_TCP;
     /** Identify SGLS for TCP: SGLs supported, transport data block descriptors (nvmeof-protocol.md §5.12, §7.7). */
     public static final int SGLS = 0x00100001;
-    /** TSAS for TCP: SECTYPE 0, no security (nvmeof-protocol.md §3.3). */
-    private static final byte SECTYPE_NONE = 0;
 
     private final boolean allowNative;
 
@@ -110,7 +109,7 @@ public final class TcpTransport implements Transport {
                         @Override
                         protected void initChannel(Channel ch) {
                             connections.add(ch);
-                            NvmeTcpTargetHandler.install(ch.pipeline(), options, listener.portInfo, acceptor);
+                            installTarget(ch, options, listener, acceptor);
                         }
                     });
             ChannelFuture bind = b.bind(requested).awaitUninterruptibly();
@@ -122,6 +121,30 @@ public final class TcpTransport implements Transport {
         } catch (IOException | RuntimeException | Error e) {
             listener.close();
             throw e;
+        }
+    }
+
+    /**
+     * The pipeline of an accepted connection: the NVMe/TCP handlers; with TLS required, the TLS handler first, which
+     * adds them once the handshake is done; with TLS allowed, a handler that picks one of the two by the first byte.
+     */
+    private static void installTarget(Channel ch, ListenerOptions options, Listener listener, QueueAcceptor acceptor) {
+        SecureChannel sc = options.secureChannel();
+        if (!sc.tls()) {
+            NvmeTcpTargetHandler.install(ch.pipeline(), options, listener.portInfo, acceptor);
+            return;
+        }
+        BcTlsPskHandler tls = BcTlsPskHandler.server(
+                options.pskResolver(),
+                ctx -> NvmeTcpTargetHandler.install(ctx.pipeline(), options, listener.portInfo, acceptor));
+        if (sc == SecureChannel.REQUIRED) {
+            ch.pipeline().addLast("nvme-tls", tls);
+        } else {
+            ch.pipeline()
+                    .addLast(
+                            "nvme-tls-or-plain",
+                            new TlsOrPlainHandler(
+                                    tls, p -> NvmeTcpTargetHandler.install(p, options, listener.portInfo, acceptor)));
         }
     }
 
@@ -160,6 +183,14 @@ public final class TcpTransport implements Transport {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (options.tlsPsk() != null) {
+                            ch.pipeline()
+                                    .addLast(
+                                            "nvme-tls",
+                                            BcTlsPskHandler.client(
+                                                    options.tlsPsk(),
+                                                    options.tlsPsk().tlsHash()));
+                        }
                         handler[0] = TcpHostQueue.install(ch.pipeline(), options);
                     }
                 });
@@ -245,8 +276,9 @@ public final class TcpTransport implements Transport {
                     options.inCapsuleDataSize(),
                     SGLS,
                     0,
-                    PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
-                    new byte[] {SECTYPE_NONE});
+                    PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED
+                            | options.secureChannel().treqBits(),
+                    new byte[] {(byte) options.secureChannel().sectype()});
             this.localAddress = local;
             this.server = server;
         }
