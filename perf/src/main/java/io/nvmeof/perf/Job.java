@@ -375,12 +375,15 @@ final class Job implements IoCallback, Runnable {
         long start = System.nanoTime();
         read.startSampling(start, (int) Math.min(100_000, w.runtimeNanos() / DirStats.SAMPLE_NANOS + 2));
         write.startSampling(start, (int) Math.min(100_000, w.runtimeNanos() / DirStats.SAMPLE_NANOS + 2));
+        // --rate_iops caps both passes, as fio's rate_iops caps every I/O of a verify job
+        long rateGap = w.rateIops() > 0 ? 1_000_000_000L / w.rateIops() : 0;
+        long nextIssue = start;
         // pass 1: every unit of the region once (in random order for rand*), reads of written units checked inline
         while (true) {
             long now = System.nanoTime();
             boolean issuing = writesIssued < order.length && now < end && !stop && failure == null;
             boolean did = false;
-            while (issuing && freeTop > 0 && writesIssued < order.length) {
+            while (issuing && freeTop > 0 && writesIssued < order.length && (rateGap == 0 || now - nextIssue >= 0)) {
                 boolean isRead = w.readPercent() > 0 && writesIssued > 0 && rng.nextInt(100) < w.readPercent();
                 if (isRead) {
                     issue(true, order[rng.nextInt(writesIssued)], false);
@@ -388,13 +391,14 @@ final class Job implements IoCallback, Runnable {
                     issue(false, order[writesIssued++], false);
                 }
                 did = true;
+                nextIssue = nextRateSlot(nextIssue, rateGap, now);
             }
             did |= drain() > 0;
             if (!issuing && inflight == 0) {
                 break;
             }
             if (!did) {
-                await(1_000_000L);
+                await(rateWait(nextIssue, rateGap, now));
             }
         }
         long mid = System.nanoTime();
@@ -402,24 +406,36 @@ final class Job implements IoCallback, Runnable {
         // pass 2: read back everything written and check it
         int next = 0;
         while (true) {
+            long now = System.nanoTime();
             boolean issuing = next < writesIssued && !stop && failure == null;
             boolean did = false;
-            while (issuing && freeTop > 0 && next < writesIssued) {
+            while (issuing && freeTop > 0 && next < writesIssued && (rateGap == 0 || now - nextIssue >= 0)) {
                 issue(true, order[next++], true);
                 did = true;
+                nextIssue = nextRateSlot(nextIssue, rateGap, now);
             }
             did |= drain() > 0;
             if (!(next < writesIssued && !stop && failure == null) && inflight == 0) {
                 break;
             }
             if (!did) {
-                await(1_000_000L);
+                await(rateWait(nextIssue, rateGap, now));
             }
         }
         long done = System.nanoTime();
         read.runtimeNanos = done - (w.readPercent() > 0 ? start : mid); // inline reads ran during the write pass
         read.tick(done);
         write.tick(done);
+    }
+
+    /** The time the next I/O may go under --rate_iops (no burst after a stall); unchanged without a rate. */
+    private static long nextRateSlot(long nextIssue, long rateGap, long now) {
+        return rateGap == 0 ? nextIssue : Math.max(nextIssue + rateGap, now - 1_000_000_000L);
+    }
+
+    /** How long a verify pass with nothing to do waits: 1 ms, or until the next rate slot if that is sooner. */
+    private static long rateWait(long nextIssue, long rateGap, long now) {
+        return rateGap == 0 ? 1_000_000L : Math.max(1000L, Math.min(1_000_000L, nextIssue - now));
     }
 
     private long nextUnit(boolean isRead) {

@@ -163,6 +163,30 @@ class RunTest {
     }
 
     @Test
+    void rateIopsAlsoCapsAVerifyRun() {
+        // 256 writes and 256 read-backs of 4 KiB at 400 IOPS: at least ~1.2 s, however fast the machine (the cap,
+        // not a speed, is checked: without it the run takes a few milliseconds)
+        long t0 = System.nanoTime();
+        Cli r = Cli.run(
+                "--target",
+                target.uri(),
+                "--rw=randwrite",
+                "--bs=4k",
+                "--iodepth=8",
+                "--size=1m",
+                "--verify=crc32c",
+                "--rate_iops=400");
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(0, r.exit(), r.toString());
+        assertTrue(millis >= 1200, "a verify run at --rate_iops=400 took " + millis + " ms: " + r.out());
+        // the write pass alone: 256 writes at 400 IOPS take at least 0.64 s (uncapped: tens of milliseconds)
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("write: IOPS=.*?\\([^()/]+/(\\d+)msec\\)")
+                .matcher(r.out());
+        assertTrue(m.find(), r.out());
+        assertTrue(Long.parseLong(m.group(1)) >= 600, "the write pass ran uncapped: " + r.out());
+    }
+
+    @Test
     void valuesOnlyTheTargetCanJudgeExit2() {
         Cli bs = Cli.run("--target", target.uri(), "--bs=6k", "--runtime=200ms");
         assertEquals(2, bs.exit(), bs.toString());
