@@ -179,68 +179,16 @@ public final class NvmeUri {
 
     /** This URI with other TLS options (the programmatic way to give a key). */
     public NvmeUri withTls(TlsUriOptions options) {
-        return new NvmeUri(
-                transport,
-                addresses,
-                subsystemNqn,
-                nsid,
-                queues,
-                depth,
-                headerDigest,
-                dataDigest,
-                hostNqn,
-                katoMillis,
-                timeout,
-                engine,
-                hipri,
-                iopolicy,
-                reconnectDelay,
-                ctrlLossTmo,
-                fastIoFailTmo,
-                dhchap,
-                options == null ? TlsUriOptions.NONE : options);
+        return copy(
+                transport, addresses, subsystemNqn, nsid, katoMillis, options == null ? TlsUriOptions.NONE : options);
     }
 
-    /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
-    public TlsUriOptions tls() {
-        return tls;
-    }
-
-    /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
-    public NvmeUri forEntry(DiscoveryEntry entry) {
-        String trtype = entry.transportName();
-        int p;
-        try {
-            p = Integer.parseInt(entry.trsvcid().trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("discovery entry has a non-numeric TRSVCID '" + entry.trsvcid() + "'");
-        }
-        return new NvmeUri(
-                trtype,
-                List.of(new Address(entry.traddr().trim(), p)),
-                entry.subnqn(),
-                0,
-                queues,
-                depth,
-                headerDigest,
-                dataDigest,
-                hostNqn,
-                katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
-                timeout,
-                engine,
-                hipri,
-                iopolicy,
-                reconnectDelay,
-                ctrlLossTmo,
-                fastIoFailTmo,
-                dhchap,
-                tls);
-    }
-
-    /** This URI naming another subsystem (null: the discovery controller). */
-    public NvmeUri withSubsystem(String nqn) {
-        boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
-        int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
+    /**
+     * This URI with another target (transport, addresses, subsystem, NSID), KATO or TLS options; every other option —
+     * queues, digests, host NQN, timeouts, engine, iopolicy, the reconnect options and the DH-HMAC-CHAP secrets —
+     * carried over. Every derived URI is made here, so a new option cannot be dropped by one of them.
+     */
+    private NvmeUri copy(String transport, List<Address> addresses, String nqn, int nsid, int kato, TlsUriOptions tls) {
         return new NvmeUri(
                 transport,
                 addresses,
@@ -263,6 +211,36 @@ public final class NvmeUri {
                 tls);
     }
 
+    /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
+    public TlsUriOptions tls() {
+        return tls;
+    }
+
+    /** The URI of an NVM subsystem listed in a discovery log, with this URI's options (host NQN, digests, timeouts...). */
+    public NvmeUri forEntry(DiscoveryEntry entry) {
+        String trtype = entry.transportName();
+        int p;
+        try {
+            p = Integer.parseInt(entry.trsvcid().trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("discovery entry has a non-numeric TRSVCID '" + entry.trsvcid() + "'");
+        }
+        return copy(
+                trtype,
+                List.of(new Address(entry.traddr().trim(), p)),
+                entry.subnqn(),
+                0,
+                katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
+                tls);
+    }
+
+    /** This URI naming another subsystem (null: the discovery controller). */
+    public NvmeUri withSubsystem(String nqn) {
+        boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
+        int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
+        return copy(transport, addresses, nqn, nsid, kato, tls);
+    }
+
     /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
     public DhchapKeys dhchap() {
         return dhchap;
@@ -277,26 +255,7 @@ public final class NvmeUri {
         }
         List<NvmeUri> out = new ArrayList<>();
         for (Address a : addresses) {
-            out.add(new NvmeUri(
-                    transport,
-                    List.of(a),
-                    subsystemNqn,
-                    nsid,
-                    queues,
-                    depth,
-                    headerDigest,
-                    dataDigest,
-                    hostNqn,
-                    katoMillis,
-                    timeout,
-                    engine,
-                    hipri,
-                    iopolicy,
-                    reconnectDelay,
-                    ctrlLossTmo,
-                    fastIoFailTmo,
-                    dhchap,
-                    tls));
+            out.add(copy(transport, List.of(a), subsystemNqn, nsid, katoMillis, tls));
         }
         return List.copyOf(out);
     }
