@@ -561,6 +561,11 @@ public final class Controller implements AutoCloseable {
         return queues.forCurrentThread();
     }
 
+    /** I/O queue {@code index} (0-based; modulo the queues there are, should a reconnect have opened fewer). */
+    CommandQueue ioQueue(int index) {
+        return queues.at(index);
+    }
+
     CommandQueue[] ioQueues() {
         return queues.io();
     }

@@ -159,6 +159,15 @@ final class ControllerQueues {
         return qs[(int) (Thread.currentThread().getId() % qs.length)];
     }
 
+    /** I/O queue {@code index}, modulo the number of queues (like {@link #forCurrentThread()}, never out of range). */
+    CommandQueue at(int index) {
+        CommandQueue[] qs = io;
+        if (qs.length == 0) {
+            throw new IllegalStateException("a discovery controller has no I/O queues");
+        }
+        return qs[index % qs.length];
+    }
+
     /** Fails the commands whose deadline has passed (the timer thread). */
     void checkTimeouts() {
         long now = System.nanoTime();

@@ -28,7 +28,8 @@ import java.util.concurrent.CompletableFuture;
  * without flipping. Direct buffers go to the transport without a copy; heap buffers work too. The buffer belongs to
  * the command until it completes: do not touch it before.
  *
- * <p><b>Queues and back-pressure.</b> Each calling thread uses one I/O queue (chosen by thread ID). A queue has
+ * <p><b>Queues and back-pressure.</b> Each calling thread uses one I/O queue (chosen by thread ID); a view from
+ * {@link #onQueue(int)} sends all its commands to one queue instead, whichever thread submits them. A queue has
  * {@link Controller#ioQueueDepth()} command slots; when all are in flight, the waiting forms wait up to the command
  * timeout for one (then fail with {@link NvmeTimeoutException}), and the {@code try} forms return {@code false}.
  *
@@ -64,6 +65,11 @@ public final class Namespace implements BlockNamespace {
 
     private final Controller controller;
     private final int nsid;
+    /** The namespace the controller keeps: this one, or for a view from {@link #onQueue} the one it was made from. */
+    private final Namespace origin;
+    /** The I/O queue (0-based) every command of this view goes to; -1: the calling thread's queue. */
+    private final int queueIndex;
+
     private volatile NamespaceIdentity identity;
     private volatile boolean active = true;
     private volatile BlockDevice blockDevice;
@@ -72,6 +78,16 @@ public final class Namespace implements BlockNamespace {
         this.controller = controller;
         this.nsid = identity.nsid();
         this.identity = identity;
+        this.origin = this;
+        this.queueIndex = -1;
+    }
+
+    private Namespace(Namespace origin, int queueIndex) {
+        this.controller = origin.controller;
+        this.nsid = origin.nsid;
+        this.identity = null; // read from origin
+        this.origin = origin;
+        this.queueIndex = queueIndex;
     }
 
     void update(NamespaceIdentity id) {
@@ -80,6 +96,21 @@ public final class Namespace implements BlockNamespace {
 
     void deactivate() {
         active = false;
+    }
+
+    /**
+     * A view of this namespace whose I/O commands all go to I/O queue {@code index} (0-based, below
+     * {@link Controller#ioQueueCount()}) of the controller, from whichever thread they are submitted, instead of the
+     * calling thread's queue. It shares this namespace's identity and state; completions run on that queue's thread.
+     * For spreading a workload over every queue of a controller from fewer threads (the perf tool's
+     * {@code --nr_io_queues}), or keeping a callback chain on one queue.
+     */
+    public Namespace onQueue(int index) {
+        int n = controller.ioQueueCount();
+        if (index < 0 || index >= n) {
+            throw new IllegalArgumentException("I/O queue index must be 0.." + (n - 1) + ": " + index);
+        }
+        return new Namespace(origin, index);
     }
 
     // ---- identity ----
@@ -96,46 +127,46 @@ public final class Namespace implements BlockNamespace {
     /** Identify Namespace, decoded. */
     @Override
     public NamespaceIdentity identity() {
-        return identity;
+        return origin.identity;
     }
 
     /** Size in bytes. */
     @Override
     public long sizeBytes() {
-        return identity.sizeBytes();
+        return origin.identity.sizeBytes();
     }
 
     /** Logical block size in bytes. */
     @Override
     public int blockSize() {
-        return identity.blockSize();
+        return origin.identity.blockSize();
     }
 
     /** Number of logical blocks (NSZE). */
     @Override
     public long blockCount() {
-        return identity.nsze();
+        return origin.identity.nsze();
     }
 
     /** Whether the namespace is write protected (NSATTR bit 0). */
     @Override
     public boolean readOnly() {
-        return identity.readOnly();
+        return origin.identity.readOnly();
     }
 
     /** NGUID as hex, or null. */
     public String nguid() {
-        return identity.nguid();
+        return origin.identity.nguid();
     }
 
     /** EUI64 as hex, or null. */
     public String eui64() {
-        return identity.eui64();
+        return origin.identity.eui64();
     }
 
     /** The namespace UUID, or null if the controller gives none. */
     public UUID uuid() {
-        return identity.uuid();
+        return origin.identity.uuid();
     }
 
     /** The controller's per-command timeout. */
@@ -147,7 +178,7 @@ public final class Namespace implements BlockNamespace {
     /** False once the namespace went away or the controller was closed. */
     @Override
     public boolean isActive() {
-        return active && controller.isOpen();
+        return origin.active && controller.isOpen();
     }
 
     /**
@@ -421,14 +452,14 @@ public final class Namespace implements BlockNamespace {
             throw new IllegalArgumentException("no callback");
         }
         NvmeException dead = controller.unusable();
-        if (dead == null && !active) {
+        if (dead == null && !origin.active) {
             dead = new NvmeException("namespace " + nsid + " is no longer active");
         }
         if (dead != null) {
             callback.failed(dead, attachment);
             return true;
         }
-        CommandQueue q = controller.ioQueue();
+        CommandQueue q = queueIndex < 0 ? controller.ioQueue() : controller.ioQueue(queueIndex);
         CommandSlot slot;
         if (wait) {
             try {
@@ -456,7 +487,7 @@ public final class Namespace implements BlockNamespace {
 
     @Override
     public String toString() {
-        NamespaceIdentity id = identity;
+        NamespaceIdentity id = origin.identity;
         return "namespace " + nsid + " (" + id.nsze() + " blocks of " + id.blockSize() + " bytes"
                 + (id.readOnly() ? ", read-only" : "") + ")";
     }

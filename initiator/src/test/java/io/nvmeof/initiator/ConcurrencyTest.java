@@ -83,6 +83,56 @@ class ConcurrencyTest {
         }
     }
 
+    @Test
+    void aViewOnOneQueueSendsEveryCommandThere() throws Exception {
+        try (Controller c = Nvme.connect(target.uri("queues=4&depth=8"))) {
+            CommandQueue[] qs = c.ioQueues();
+            assertEquals(4, qs.length);
+            for (int i = 0; i < qs.length; i++) {
+                Namespace view = c.namespace().onQueue(i);
+                assertEquals(c.namespace().sizeBytes(), view.sizeBytes());
+                int n = qs[i].size();
+                CountDownLatch inCallback = new CountDownLatch(1);
+                CountDownLatch release = new CountDownLatch(1);
+                AtomicInteger done = new AtomicInteger();
+                IoCallback hold = new IoCallback() {
+                    @Override
+                    public void completed(Object attachment) {
+                        inCallback.countDown();
+                        try {
+                            release.await(10, TimeUnit.SECONDS); // holds the queue's thread: no other answer is read
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        done.incrementAndGet();
+                    }
+
+                    @Override
+                    public void failed(NvmeException error, Object attachment) {
+                        inCallback.countDown();
+                    }
+                };
+                for (int k = 0; k < n; k++) {
+                    view.read(k, 1, ByteBuffer.allocateDirect(4096), hold, null); // from this thread, all to queue i
+                }
+                assertTrue(inCallback.await(10, TimeUnit.SECONDS));
+                // the first answer's callback holds queue i's thread, so the other commands are still out on queue i
+                assertTrue(qs[i].freeSlots() < n - 1, "queue " + i + " has " + qs[i].freeSlots() + " free slots");
+                for (int k = 0; k < qs.length; k++) {
+                    if (k != i) {
+                        assertEquals(qs[k].size(), qs[k].freeSlots(), "queue " + k + " got none of queue " + i + "'s");
+                    }
+                }
+                release.countDown();
+                assertEquals(n, awaitFreeSlots(qs[i], n));
+                assertEquals(n, done.get());
+            }
+            IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    IllegalArgumentException.class, () -> c.namespace().onQueue(4));
+            assertTrue(e.getMessage().contains("0..3"), e.getMessage());
+        }
+    }
+
     /** A slot goes back to the free list just after its callback returns, so give the last ones a moment. */
     static int awaitFreeSlots(CommandQueue q, int expected) throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
