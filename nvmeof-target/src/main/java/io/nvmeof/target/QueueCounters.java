@@ -11,7 +11,8 @@ import java.util.TreeMap;
 /**
  * The statistics of one connected queue: commands, bytes, errors by status, in-flight commands and completion latency
  * in fixed buckets. Written only by the queue's thread ({@link QueueSession}) with opaque stores into preallocated
- * arrays (no lock, no allocation per I/O: the per-namespace array is allocated once per namespace the queue touches);
+ * arrays (no lock, no allocation per I/O: the per-namespace array is allocated once per namespace the queue touches,
+ * the error counts at the first error, so an idle queue holds about 1 KiB here);
  * read by any thread at scrape time ({@link StatsRegistry}) with opaque loads, so a reader sees each counter whole,
  * possibly a few I/Os late. Fabrics commands (Connect, Property Get/Set, Disconnect) are not counted.
  */
@@ -48,17 +49,26 @@ final class QueueCounters {
     final int qid;
 
     private final long[] counts = new long[COUNTS];
-    private final long[] errors = new long[STATUS_CODES];
+    /**
+     * Counts by status code, allocated at the first error (16 KiB): most queues never see one, and an idle target
+     * with hundreds of queues would otherwise hold this much per queue for nothing. Written by the queue's thread;
+     * read by others through the volatile field.
+     */
+    private volatile long[] errors;
+
     private final long[] latencyBuckets = new long[KINDS * BUCKETS];
     private final long[] latencySumNanos = new long[KINDS];
-    /** Indexed by NSID; an entry is allocated the first time this queue touches that namespace. */
-    private final long[][] namespaces;
+    /**
+     * Indexed by NSID; an entry is allocated the first time this queue touches that namespace, and the table grows to
+     * the highest NSID touched (at most {@value #MAX_NSID}) instead of being allocated for all of them up front.
+     * Written by the queue's thread; read by others through the volatile field.
+     */
+    private volatile long[][] namespaces = new long[0][];
 
     QueueCounters(Subsystem subsystem, Controller controller, int qid) {
         this.subsystem = subsystem;
         this.controller = controller;
         this.qid = qid;
-        this.namespaces = qid > 0 ? new long[MAX_NSID + 1][] : new long[0][];
     }
 
     private static void add(long[] a, int i, long delta) {
@@ -80,7 +90,12 @@ final class QueueCounters {
         int kind = LATENCY_OTHER;
         boolean success = Status.isSuccess(status);
         if (!success) {
-            add(errors, (status >>> 1) & (STATUS_CODES - 1), 1);
+            long[] e = errors;
+            if (e == null) {
+                e = new long[STATUS_CODES]; // once per queue, at its first error
+                errors = e;
+            }
+            add(e, (status >>> 1) & (STATUS_CODES - 1), 1);
         }
         if (qid > 0 && (opcode == NvmOpcode.READ.code() || opcode == NvmOpcode.WRITE.code())) {
             boolean read = opcode == NvmOpcode.READ.code();
@@ -89,10 +104,16 @@ final class QueueCounters {
                 add(counts, read ? READS : WRITES, 1);
                 add(counts, read ? BYTES_READ : BYTES_WRITTEN, dataLength);
                 if (nsid > 0 && nsid <= MAX_NSID) {
-                    long[] ns = namespaces[nsid];
+                    long[][] table = namespaces;
+                    if (nsid >= table.length) {
+                        // once per higher NSID this queue touches, never per I/O; the old table's entries carry over
+                        table = java.util.Arrays.copyOf(table, nsid + 1);
+                        namespaces = table;
+                    }
+                    long[] ns = table[nsid];
                     if (ns == null) {
                         ns = new long[NAMESPACE_COUNTS]; // once per namespace and queue, never per I/O
-                        ARRAYS.setRelease(namespaces, nsid, ns);
+                        ARRAYS.setRelease(table, nsid, ns);
                     }
                     add(ns, read ? READS : WRITES, 1);
                     add(ns, read ? BYTES_READ : BYTES_WRITTEN, dataLength);
@@ -119,8 +140,12 @@ final class QueueCounters {
     /** Non-zero error counts by status (SCT/SC as {@link Status#of}, no DNR/More). */
     Map<Integer, Long> errorsByStatus() {
         Map<Integer, Long> out = new TreeMap<>();
+        long[] e = errors;
+        if (e == null) {
+            return out;
+        }
         for (int i = 0; i < STATUS_CODES; i++) {
-            long n = get(errors, i);
+            long n = get(e, i);
             if (n != 0) {
                 out.put(i << 1, n);
             }
@@ -138,10 +163,11 @@ final class QueueCounters {
 
     /** The counts of namespace {@code nsid} on this queue (reads, writes, bytes read, bytes written), or null. */
     long[] namespace(int nsid) {
-        if (nsid <= 0 || nsid >= namespaces.length) {
+        long[][] table = namespaces;
+        if (nsid <= 0 || nsid >= table.length) {
             return null;
         }
-        long[] ns = (long[]) ARRAYS.getAcquire(namespaces, nsid);
+        long[] ns = (long[]) ARRAYS.getAcquire(table, nsid);
         if (ns == null) {
             return null;
         }
@@ -152,7 +178,8 @@ final class QueueCounters {
         return out;
     }
 
+    /** The highest NSID this queue has counts for so far (0: none). */
     int maxNsid() {
-        return namespaces.length - 1;
+        return Math.max(0, namespaces.length - 1);
     }
 }

@@ -61,6 +61,27 @@ class QueueCountersTest {
     }
 
     @Test
+    void anIdleQueueHoldsNoPerStatusOrPerNamespaceTables() {
+        new QueueCounters(null, null, 1); // warm up (class loading)
+        long before = allocated();
+        QueueCounters q = new QueueCounters(null, null, 1);
+        long bytes = allocated() - before;
+        // the error table (2048 longs) and a 1025-entry namespace table used to be allocated here: ~20 KiB per queue
+        assertTrue(bytes < 2048, "a new queue's counters took " + bytes + " bytes");
+        assertEquals(0, q.maxNsid());
+        assertEquals(Map.of(), q.errorsByStatus());
+        q.arrived();
+        q.completed(READ, 3, Status.SUCCESS, 4096, System.nanoTime());
+        assertEquals(3, q.maxNsid(), "the table grows to the highest NSID touched");
+        assertNull(q.namespace(1));
+        assertEquals(1, q.namespace(3)[QueueCounters.READS]);
+        q.arrived();
+        q.completed(READ, 1, Status.SUCCESS, 4096, System.nanoTime());
+        assertEquals(1, q.namespace(1)[QueueCounters.READS]);
+        assertEquals(1, q.namespace(3)[QueueCounters.READS], "entries carry over when the table grows");
+    }
+
+    @Test
     void countingAllocatesNothingPerIoWhileScraped() throws Exception {
         QueueCounters q = new QueueCounters(null, null, 1);
         io(q, 50_000); // warm up: JIT, and the per-namespace arrays (once per namespace)
