@@ -245,6 +245,25 @@ public final class FioOutput {
         m.put("java", machine.java());
         o.put("reconnects", r.reconnects());
         o.put("failovers", r.failovers());
+        ObjectNode q = o.putObject("queues");
+        q.put("controllers", r.topology().controllers());
+        q.put("io_queues_per_controller", r.topology().queuesPerController());
+        q.put("io_queues", r.topology().queues());
+        q.put("io_queues_with_io", r.queuesWithIo());
+        if (r.idle() != null) {
+            IdleResult i = r.idle();
+            ObjectNode idle = o.putObject("idle");
+            idle.put("window_ns", i.windowNanos());
+            idle.set("initiator", cpuNode(i.initiatorCpu(), i.windowNanos()));
+            putNumber(idle, "initiator_pct_of_core", i.initiatorPctOfCore());
+            if (i.targetCpu() != null) {
+                idle.set("target", cpuNode(i.targetCpu(), i.windowNanos()));
+            } else {
+                idle.putNull("target");
+                idle.put("target_cpu_unknown", i.targetUnknown());
+            }
+            putNumber(idle, "target_pct_of_core", i.targetPctOfCore());
+        }
         if (r.failure() != null) {
             o.put("failure", r.failure());
         }
@@ -304,6 +323,29 @@ public final class FioOutput {
                 r.embeddedTarget() ? " (started by nvmeof-perf)" : ""));
         sb.append(String.format(
                 Locale.ROOT, "  paths        : reconnects=%d, failovers=%d%n", r.reconnects(), r.failovers()));
+        if (r.topology().queues() > 1) {
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  queues       : %d controller(s) x %d I/O queue(s) = %d, %d completed I/O in the window%n",
+                    r.topology().controllers(),
+                    r.topology().queuesPerController(),
+                    r.topology().queues(),
+                    r.queuesWithIo()));
+        }
+        if (r.idle() != null) {
+            IdleResult i = r.idle();
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "  idle         : %.1f s with %d I/O queue(s) on %d controller(s) connected, no I/O: initiator "
+                            + "%.2f%% of a core, target %s%n",
+                    i.windowNanos() / 1e9,
+                    i.queues(),
+                    i.controllers(),
+                    i.initiatorPctOfCore(),
+                    i.targetCpu() != null
+                            ? String.format(Locale.ROOT, "%.2f%% of a core", i.targetPctOfCore())
+                            : "unknown (" + i.targetUnknown() + ")"));
+        }
         String target;
         if (r.targetCpu() != null) {
             target = String.format(

@@ -77,6 +77,27 @@ public final class PerfCli implements Callable<Integer> {
                             + "tcp-io_uring, tcp-digest, rdma (the default for an nvme+rdma:// --target), or any of them with -hipri.")
     String setup;
 
+    @Option(
+            names = "--controllers",
+            paramLabel = "N",
+            description = "Open N controllers (connections) to the target, each with --nr_io_queues I/O queues, and "
+                    + "run one job per queue; instead of --numjobs (default: one controller per job).")
+    String controllers;
+
+    @Option(
+            names = "--nr_io_queues",
+            paramLabel = "M",
+            description = "I/O queues per controller, each driven by its own job (nvme-cli's --nr-io-queues, "
+                    + "spdk_nvme_perf's -P); jobs = controllers x M (default 1).")
+    String nrIoQueues;
+
+    @Option(
+            names = "--idle_seconds",
+            paramLabel = "TIME",
+            description = "Before the I/O, hold every queue connected with no I/O for this long and report the CPU "
+                    + "both sides used meanwhile (default 0: no idle phase).")
+    String idleSeconds;
+
     PrintStream out = System.out;
     PrintStream err = System.err;
 
@@ -131,6 +152,8 @@ public final class PerfCli implements Callable<Integer> {
     public Integer call() throws Exception {
         boolean doVerify = verifyFlag(verify);
         Workload w = common.workload(rw, bs, iodepth, "10", doVerify ? "0" : "2", doVerify);
+        Topology topo = topology(w);
+        w = w.withJobs(topo.queues());
         Setup s = Setup.named(
                 setup != null
                         ? setup
@@ -167,7 +190,7 @@ public final class PerfCli implements Callable<Integer> {
                 t = EmbeddedTarget.start(s.transport(), common.embeddedNamespaceBytes(), s.effectiveTargetArgs());
                 uri = t.uri();
             }
-            r = Runner.run(w, s, uri, embedded, progress);
+            r = Runner.run(w, topo, s, uri, embedded, progress);
         } finally {
             if (progress != null) {
                 err.print("\r\033[K");
@@ -193,6 +216,28 @@ public final class PerfCli implements Callable<Integer> {
             return 1;
         }
         return 0;
+    }
+
+    /** The controllers × queues layout and the idle phase from the options; fio's one controller per job by default. */
+    Topology topology(Workload w) {
+        long idle = idleSeconds == null ? 0 : Units.timeNanos("idle_seconds", idleSeconds);
+        if (controllers == null && nrIoQueues == null) {
+            return new Topology(w.numjobs(), 1, idle);
+        }
+        if (w.numjobs() != 1) {
+            throw new IllegalArgumentException(
+                    "--numjobs and --controllers/--nr_io_queues both set the jobs: use --controllers N "
+                            + "--nr_io_queues M (N x M jobs, one per queue) or --numjobs alone");
+        }
+        int c = controllers == null ? 1 : Units.integer("controllers", controllers, 1, Topology.MAX_CONTROLLERS);
+        int q = nrIoQueues == null
+                ? 1
+                : Units.integer("nr_io_queues", nrIoQueues, 1, io.nvmeof.initiator.NvmeUri.MAX_QUEUES);
+        if (c * q > Topology.MAX_QUEUES) {
+            throw new IllegalArgumentException("--controllers " + c + " x --nr_io_queues " + q + " = " + c * q
+                    + " queues: at most " + Topology.MAX_QUEUES + " in one run");
+        }
+        return new Topology(c, q, idle);
     }
 
     /** Why {@code setup} cannot reach {@code targetUri} (its scheme names another transport), or null. */

@@ -18,6 +18,8 @@ import java.util.List;
  *                      losing its connection
  * @param failovers     commands a multipath namespace (a target URI with several addresses) sent again after a
  *                      path error; 0 without multipath
+ * @param topology      the controllers and I/O queues of the run (one job per queue)
+ * @param idle          the idle phase before the I/O ({@code --idle_seconds}), or null if there was none
  */
 public record RunResult(
         Workload workload,
@@ -36,7 +38,9 @@ public record RunResult(
         int blockSize,
         int targetCpus,
         long reconnects,
-        long failovers) {
+        long failovers,
+        Topology topology,
+        IdleResult idle) {
 
     public record JobResult(String name, int jobs, DirStats read, DirStats write) {
         public long ios() {
@@ -46,6 +50,17 @@ public record RunResult(
 
     public long ios() {
         return total.ios();
+    }
+
+    /** Jobs (= I/O queues) that completed at least one I/O counted in the window. */
+    public int queuesWithIo() {
+        int n = 0;
+        for (JobResult j : jobs) {
+            if (j.ios() > 0) {
+                n++;
+            }
+        }
+        return n;
     }
 
     public double iops() {

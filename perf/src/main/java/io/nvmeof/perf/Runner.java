@@ -31,6 +31,11 @@ public final class Runner {
      * The URI of one job: the base URI's options, the setup's, one I/O queue of iodepth+1 entries.
      */
     static String jobUri(String base, Setup setup, int iodepth) {
+        return jobUri(base, setup, iodepth, 1);
+    }
+
+    /** The URI of one controller: the base URI's options, the setup's, {@code queues} I/O queues of iodepth+1. */
+    static String jobUri(String base, Setup setup, int iodepth, int queues) {
         int q = base.indexOf('?');
         String head = q < 0 ? base : base.substring(0, q);
         Map<String, String> opts = new LinkedHashMap<>();
@@ -44,7 +49,7 @@ public final class Runner {
             }
         }
         opts.putAll(setup.effectiveUriOptions());
-        opts.put("queues", "1");
+        opts.put("queues", Integer.toString(queues));
         opts.put("depth", Integer.toString(Math.min(NvmeUri.MAX_DEPTH, Math.max(2, iodepth + 1))));
         StringBuilder sb = new StringBuilder(head);
         char sep = '?';
@@ -64,8 +69,29 @@ public final class Runner {
      */
     public static RunResult run(Workload w, Setup setup, String targetUri, boolean embedded, Consumer<String> progress)
             throws NvmeException, InterruptedException {
-        String uri = jobUri(targetUri, setup, w.iodepth());
+        return run(w, Topology.perJob(w.numjobs()), setup, targetUri, embedded, progress);
+    }
+
+    /**
+     * Runs the workload with the jobs laid out as {@code topo} says: {@code topo.controllers()} controllers of
+     * {@code topo.queuesPerController()} I/O queues each, one job per queue ({@code w.numjobs()} must be
+     * {@code topo.queues()}), after an idle phase of {@code topo.idleNanos()} if that is not 0.
+     */
+    public static RunResult run(
+            Workload w, Topology topo, Setup setup, String targetUri, boolean embedded, Consumer<String> progress)
+            throws NvmeException, InterruptedException {
+        if (w.numjobs() != topo.queues()) {
+            throw new IllegalArgumentException(
+                    "numjobs " + w.numjobs() + " is not the " + topo.queues() + " queues of the topology");
+        }
+        String uri = jobUri(targetUri, setup, w.iodepth(), topo.queuesPerController());
         boolean multipath = NvmeUri.parse(uri).isMultipath();
+        if (multipath && topo.queuesPerController() > 1) {
+            throw new IllegalArgumentException(
+                    "--nr_io_queues above 1 is for one address: a target URI with several addresses (multipath) "
+                            + "gets one multipath namespace per job");
+        }
+        IdleResult idle = null;
         List<Controller> ctrls = new ArrayList<>();
         List<MultipathNamespace> multi = new ArrayList<>();
         List<BlockNamespace> namespaces = new ArrayList<>();
@@ -74,13 +100,14 @@ public final class Runner {
         List<Thread> threads = new ArrayList<>();
         try {
             // Each job its own controller, or with several addresses its own multipath namespace over all of them.
-            for (int i = 0; i < w.numjobs(); i++) {
+            List<BlockNamespace> perController = new ArrayList<>();
+            for (int i = 0; i < topo.controllers(); i++) {
                 if (multipath) {
                     // Its paths reconnect on their own; a command with no usable path fails after the no-path timeout
                     // and ends the job.
                     MultipathNamespace m = MultipathNamespace.connect(uri);
                     multi.add(m);
-                    namespaces.add(m);
+                    perController.add(m);
                     continue;
                 }
                 // A controller lost for good (ctrl_loss_tmo passed) stops every job at once: the run ends with the
@@ -98,10 +125,18 @@ public final class Runner {
                                 })
                                 .build());
                 ctrls.add(c);
-                namespaces.add(
-                        namespaces.isEmpty()
+                perController.add(
+                        perController.isEmpty()
                                 ? c.namespace()
-                                : c.namespace(namespaces.get(0).nsid()));
+                                : c.namespace(perController.get(0).nsid()));
+            }
+            for (int i = 0; i < w.numjobs(); i++) {
+                BlockNamespace n = perController.get(topo.controllerOf(i));
+                // several queues per controller: each job's commands go to its own queue, from whichever thread
+                namespaces.add(
+                        topo.queuesPerController() > 1
+                                ? ((io.nvmeof.initiator.Namespace) n).onQueue(topo.queueOf(i))
+                                : n);
             }
             BlockNamespace ns0 = namespaces.get(0);
             int blockSize = ns0.blockSize();
@@ -136,7 +171,7 @@ public final class Runner {
                         + ") is smaller than --bs " + w.bs());
             }
             for (int i = 0; i < w.numjobs(); i++) {
-                Controller c = multipath ? firstConnected(multi.get(i)) : ctrls.get(i);
+                Controller c = multipath ? firstConnected(multi.get(i)) : ctrls.get(topo.controllerOf(i));
                 if (c != null && c.ioQueueDepth() < w.iodepth()) {
                     throw new BadWorkloadException("--iodepth " + w.iodepth() + " is deeper than the I/O queue the "
                             + "target grants (" + c.ioQueueDepth() + " entries)");
@@ -146,6 +181,9 @@ public final class Runner {
             }
             java.util.function.Supplier<Controller> admin =
                     multipath ? () -> firstConnected(multi.get(0)) : () -> ctrls.get(0);
+            if (topo.idleNanos() > 0) {
+                idle = idlePhase(topo, admin, jobs, lost);
+            }
             long startMillis = System.currentTimeMillis();
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
@@ -253,7 +291,9 @@ public final class Runner {
                         blockSize,
                         tCpus,
                         reconnects,
-                        failovers);
+                        failovers,
+                        topo,
+                        idle);
             } finally {
                 for (Job j : jobs) {
                     j.stop = true;
@@ -273,6 +313,34 @@ public final class Runner {
                 m.close();
             }
         }
+    }
+
+    /**
+     * Every queue connected, no I/O: the CPU of both sides over {@code topo.idleNanos()}. Only this thread runs here
+     * (the jobs have not started); it sleeps, so it adds nothing but the two samples.
+     */
+    private static IdleResult idlePhase(
+            Topology topo, java.util.function.Supplier<Controller> admin, List<Job> jobs, AtomicReference<String> lost)
+            throws InterruptedException {
+        TargetStats.Reading tBefore = readStats(admin);
+        CpuSample iBefore = CpuSample.self();
+        // for scripts that sample the target from outside over the same window (perf/scale.sh waits for this line)
+        System.err.printf(
+                java.util.Locale.ROOT,
+                "nvmeof-perf: idle: %d I/O queue(s) on %d controller(s) connected, no I/O for %.1f s%n",
+                topo.queues(),
+                topo.controllers(),
+                topo.idleNanos() / 1e9);
+        System.err.flush();
+        sleepUntil(iBefore.clockNanos() + topo.idleNanos(), jobs, lost);
+        CpuSample iCpu = CpuSample.self().minus(iBefore);
+        TargetStats.Reading tAfter = readStats(admin);
+        CpuSample tCpu = null;
+        String unknown = tBefore.unknown() != null ? tBefore.unknown() : tAfter.unknown();
+        if (unknown == null) {
+            tCpu = tAfter.cpu().minus(tBefore.cpu());
+        }
+        return new IdleResult(topo.controllers(), topo.queues(), iCpu.clockNanos(), iCpu, tCpu, unknown);
     }
 
     /** The controller of the first connected path of {@code m}, or null if none is connected now. */

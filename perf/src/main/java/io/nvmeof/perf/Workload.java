@@ -10,7 +10,7 @@ import java.util.Locale;
  * @param rwmixread   percentage of reads in rw/randrw
  * @param bs          bytes per I/O
  * @param iodepth     I/Os in flight per job
- * @param numjobs     jobs: each one thread, one connection (controller) with one I/O queue
+ * @param numjobs     jobs: each one thread and one I/O queue (by default each its own controller; see {@link Topology})
  * @param runtimeNanos measured time
  * @param rampNanos   time before measuring (I/O runs, nothing is recorded)
  * @param size        bytes of the region each job works in (0: the namespace from offset to its end)
@@ -98,6 +98,24 @@ public record Workload(
                 newBs,
                 newIodepth,
                 numjobs,
+                runtimeNanos,
+                rampNanos,
+                size,
+                offset,
+                verify,
+                percentiles,
+                rateIops,
+                seed);
+    }
+
+    public Workload withJobs(int newNumjobs) {
+        return new Workload(
+                name,
+                rw,
+                rwmixread,
+                bs,
+                iodepth,
+                newNumjobs,
                 runtimeNanos,
                 rampNanos,
                 size,
