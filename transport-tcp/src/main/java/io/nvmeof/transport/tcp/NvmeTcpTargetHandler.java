@@ -148,7 +148,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.channel = ctx.channel();
-        this.dataPool = new DataBufferPool(ctx.alloc());
+        this.dataPool = new DataBufferPool(ctx.alloc(), ctx.executor(), DataBufferPool.RETAIN_BYTES);
         this.segmentPool = new SegmentByteBuf.Pool(ctx.executor());
         if (channel.isActive()) {
             start();
