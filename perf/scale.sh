@@ -13,7 +13,8 @@
 #   (a) idle CPU: the target process's utime+stime (/proc/PID/stat, 10 ms ticks) over IDLE seconds with every queue
 #       connected and no I/O, as % of one core; also the perf tool's own figure (the target's log page 0xC0, ns) and
 #       the target's busiest threads over that window (OUTDIR/<transport>-idle-threads.txt);
-#   (b) memory: the target's RSS, Java heap in use (after a full GC) and NMT committed total, before anything
+#   (b) memory: the target's RSS, Java heap in use (after a full GC) and NMT committed outside the heap and the JIT's
+#       arenas, before anything
 #       connects and with every queue connected (idle), and the difference per I/O queue (admin queues included in
 #       the difference: CONTROLLERS more connections);
 #   (c) aggregate QD1 4k randread IOPS over all queues with p50/p99 (RUNTIME s after RAMP s).
@@ -88,9 +89,16 @@ heap_kib() {
   jcmd "$1" GC.run > /dev/null 2>&1 || true
   jcmd "$1" GC.heap_info 2>/dev/null | awk '/garbage-first heap/ { for (i = 1; i <= NF; i++) if ($i == "used") { v = $(i+1); sub(/K,?/, "", v); print v; exit } }'
 }
-nmt() { # PID FILE -> committed total KiB (and the summary into FILE)
+# NMT committed KiB outside the Java heap (measured by heap_kib) and the JIT compilers' scratch arenas (Arena Chunk,
+# which grow and shrink with compilation, not with queues); the summary goes into FILE
+nmt() { # PID FILE
   jcmd "$1" VM.native_memory summary > "$2" 2>&1 || true
-  awk '/^Total:/ { for (i = 1; i <= NF; i++) if ($i ~ /^committed=/) { v = $i; sub(/committed=/, "", v); sub(/KB,?/, "", v); print v; exit } }' "$2"
+  awk '
+    function committed(line,   v) { v = line; sub(/.*committed=/, "", v); sub(/KB.*/, "", v); return v + 0 }
+    /^Total:/ { total = committed($0) }
+    /- +Java Heap / { heap = committed($0) }
+    /- +Arena Chunk / { arena = committed($0) }
+    END { print total - heap - arena }' "$2"
 }
 
 ROWS=()
@@ -120,11 +128,30 @@ for tr in $TRANSPORTS; do
     --rw randread --bs 4k --iodepth 1 --runtime "$RUNTIME" --ramp_time "$RAMP" --group_reporting \
     --output-format json --output "$OUT/$tr-perf.json" 2> "$OUT/$tr-perf.err" &
   PPID_PERF=$!
+  cs=$(cpu_ticks "$TPID")
+  ts=$(date +%s.%N)
+  maxthr=0
+  failed=
   for _ in $(seq 1 3000); do
     grep -q "nvmeof-perf: idle:" "$OUT/$tr-perf.err" 2>/dev/null && break
-    kill -0 "$PPID_PERF" 2>/dev/null || { echo "scale.sh: perf over $tr ended before its idle phase, see $OUT/$tr-perf.err" >&2; exit 1; }
+    n=$(threads "$TPID" 2>/dev/null || echo 0)
+    [ "$n" -gt "$maxthr" ] && maxthr=$n
+    if ! kill -0 "$PPID_PERF" 2>/dev/null; then failed=1; break; fi
     sleep 0.1
   done
+  if [ -n "$failed" ]; then
+    # not all queues came up (e.g. a target with a thread per queue on too few cores): record what happened
+    ce=$(cpu_ticks "$TPID")
+    te=$(date +%s.%N)
+    wait "$PPID_PERF" 2>/dev/null || true
+    PPID_PERF=
+    reason=$(grep "^nvmeof-perf:" "$OUT/$tr-perf.err" | tail -1 | tr '|' '/')
+    reconnects=$(grep -c "LIVE -> RECONNECTING" "$OUT/$tr-perf.err" || true)
+    echo "scale.sh: perf over $tr ended before its idle phase: $reason (see $OUT/$tr-perf.err)" >&2
+    stop_target
+    ROWS+=("$tr|FAILED|$cs|$ce|$ts|$te|$maxthr|$reconnects|$reason")
+    continue
+  fi
   sleep 2 # let the last connections settle
   thread_ticks "$TPID" > "$OUT/$tr-threads-0.txt"
   c0=$(cpu_ticks "$TPID")
@@ -163,9 +190,15 @@ print(f"Scale: one target, {ctrls} controllers x {queues} I/O queues = {n} I/O q
       f"target mode {mode}; load average at the end {open('/proc/loadavg').read().split()[:3]}")
 print()
 print("| transport | idle CPU, target (% of a core): /proc / log page | idle CPU, initiator | target threads | "
-      "RSS before → idle (MiB) | per I/O queue: RSS / heap / NMT (KiB) | QD1 4k randread over all queues: IOPS, p50, p99 | queues with I/O |")
+      "RSS before → idle (MiB) | per I/O queue: RSS / heap after GC / NMT non-heap (KiB, upper bounds: one-off costs included) | QD1 4k randread over all queues: IOPS, p50, p99 | queues with I/O |")
 print("|---|---|---|---|---|---|---|---|")
 for row in sys.argv[6:]:
+    if row.split("|")[1] == "FAILED":
+        tr, _, c0, c1, t0, t1, maxthr, reconnects, reason = row.split("|")
+        cpu = 100.0 * (int(c1) - int(c0)) / hz / max(0.001, float(t1) - float(t0))
+        print(f"| {tr} | not all queues came up: {reason}; {reconnects} controller(s) lost a queue while connecting; "
+              f"target CPU {cpu:.0f}% of a core over {float(t1) - float(t0):.0f} s of connecting | | up to {maxthr} | | | | |")
+        continue
     tr, c0, c1, t0, t1, rss0, rss1, rss2, heap0, heap1, nmt0, nmt1, thr0, thr1 = row.split("|")
     win = float(t1) - float(t0)
     cpu = 100.0 * (int(c1) - int(c0)) / hz / win
@@ -193,4 +226,5 @@ for row in sys.argv[6:]:
           f"(after I/O {int(rss2) / 1024:.0f}) | {per(rss0, rss1)} / {per(heap0, heap1)} / {per(nmt0, nmt1)} | {iops} | {qwio} |")
 EOF
 cat "$OUT/results.md"
-for tr in $TRANSPORTS; do cat "$OUT/$tr-idle-threads.txt"; done
+for tr in $TRANSPORTS; do [ -f "$OUT/$tr-idle-threads.txt" ] && cat "$OUT/$tr-idle-threads.txt"; done
+exit 0
