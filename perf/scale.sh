@@ -22,7 +22,8 @@
 #
 # Knobs: CONTROLLERS (64), QUEUES (4), IDLE (20 s measured; the idle phase is IDLE+10 s), RUNTIME (10), RAMP (3),
 # TARGET_CPU (1), PERF_CPU (0), PORT (a free one), TRANSPORTS ("tcp rdma"), MODE (default | busy), TARGET_CP (the target's
-# class path, default this tree's perf/build: point it at another tree's perf/build to measure that target),
+# class path, default this tree's perf/build: point it at another tree's perf/build to measure that target; the
+# software RNIC's two ends must come from the same tree, so PERF_CP may put that tree's transport-rdma jar first),
 # TARGET_JAVA_OPTS (extra JVM options for the target).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,7 +51,7 @@ if [ -z "$JAR" ] || [ ! -d "$ROOT/perf/build/lib" ]; then
   (cd "$ROOT" && mvn -B -q -pl perf -am package -DskipTests -Dmaven.test.skip=true -Dspotless.check.skip=true) >&2
   JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 fi
-PERF_CP="$JAR:$ROOT/perf/build/lib/*"
+PERF_CP=${PERF_CP:-$JAR:$ROOT/perf/build/lib/*}
 TARGET_CP=${TARGET_CP:-$PERF_CP}
 HZ=$(getconf CLK_TCK)
 echo "scale.sh: results in $OUT; $CONTROLLERS controllers x $QUEUES I/O queues; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
