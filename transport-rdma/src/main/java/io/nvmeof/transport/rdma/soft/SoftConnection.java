@@ -66,7 +66,7 @@ final class SoftConnection implements RdmaConnection {
 
     @Override
     public CompletionQueue completionQueue() {
-        return qp;
+        return qp.sharedCq != null ? qp.sharedCq : qp;
     }
 
     @Override
@@ -195,7 +195,7 @@ final class SoftConnection implements RdmaConnection {
         if (r == null) {
             fireGone();
         }
-        qp.close();
+        qp.destroy();
     }
 
     @Override
