@@ -29,7 +29,7 @@ import java.util.function.BooleanSupplier;
  */
 final class RdmaPollGroup implements Runnable {
     private static final Logger LOG = System.getLogger(RdmaPollGroup.class.getName());
-    static final int AWAIT_MS = 100;
+    static final int AWAIT_MS = 10;
     private static final Duration AWAIT = Duration.ofMillis(AWAIT_MS);
 
     private final String name;

@@ -57,6 +57,10 @@ final class SoftCompletionQueue implements CompletionQueue {
 
     volatile Thread waiter;
     private volatile boolean closed;
+    /** Owner thread: when await last found nothing (0: something arrived since), and its current park slice. */
+    private long quietSince;
+
+    private long park;
 
     SoftCompletionQueue(SoftDevice device, int entries) throws IOException {
         if (entries < 1) {
@@ -200,30 +204,38 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
 
     /**
-     * As a QP's own await: spins 20 µs, then parks in slices growing to 200 µs, and to 1 ms after the first
-     * millisecond (a peer in another process cannot unpark us, so this is how soon a sleeping owner sees its Send;
-     * one in this JVM unparks us at once).
+     * As a QP's own await (a peer in another process cannot unpark us, so we look again after each slice; one in this
+     * JVM unparks us at once), with slices that keep growing across calls while nothing arrives: a short spin (20 µs)
+     * when the CQ first goes quiet, then slices growing to 200 µs, and to 1 ms once it has been quiet for a millisecond.
+     * An idle owner so wakes about 1000 times a second, and sees a Send from another process within a millisecond.
      */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
         housekeeping();
         if (ready()) {
+            quietSince = 0;
             return true;
+        }
+        boolean firstQuiet = quietSince == 0;
+        if (firstQuiet) {
+            quietSince = now;
+            park = 10_000;
         }
         waiter = Thread.currentThread();
         try {
-            long spinUntil = System.nanoTime() + 20_000;
-            long park = 10_000;
+            long spinUntil = firstQuiet ? now + 20_000 : now;
             for (; ; ) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
                 }
                 housekeeping();
                 if (ready()) {
+                    quietSince = 0;
                     return true;
                 }
-                long now = System.nanoTime();
+                now = System.nanoTime();
                 if (now - deadline >= 0) {
                     return false;
                 }
@@ -232,8 +244,7 @@ final class SoftCompletionQueue implements CompletionQueue {
                     continue;
                 }
                 LockSupport.parkNanos(this, Math.min(park, deadline - now));
-                // 200 µs slices for the first millisecond, then 1 ms: an idle group wakes ~1000 times a second
-                park = Math.min(park * 2, waitingQps > 0 ? 50_000 : now - spinUntil < 1_000_000 ? 200_000 : 1_000_000);
+                park = Math.min(park * 2, waitingQps > 0 ? 50_000 : now - quietSince < 1_000_000 ? 200_000 : 1_000_000);
             }
         } finally {
             waiter = null;
