@@ -93,11 +93,7 @@ final class RdmaTargetQueue implements QueueChannel {
     private int[] earlyLength;
     private int earlyCount;
 
-    private int readDepth;
-    private int readsInFlight;
-    private int[] readWait;
-    private int readHead;
-    private int readCount;
+    private RdmaReads reads;
 
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -131,7 +127,6 @@ final class RdmaTargetQueue implements QueueChannel {
             rspMr = pd.register(rsp, ProtectionDomain.ACCESS_LOCAL_WRITE);
             ByteBuffer rspView = rspMr.buffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
             requests = new RdmaTargetRequest[slots];
-            readWait = new int[slots];
             free = new int[slots];
             earlyBuffer = new int[slots];
             earlyLength = new int[slots];
@@ -154,7 +149,7 @@ final class RdmaTargetQueue implements QueueChannel {
 
     /** After the accept (CM thread): the group's thread hands the queue to the core, then serves it. */
     void start() {
-        readDepth = Math.max(1, conn.initiatorDepth());
+        reads = new RdmaReads(this, slots, Math.max(1, conn.initiatorDepth()));
         conn.onDisconnect(() -> {
             disconnected = true;
             group.execute(checkClose);
@@ -297,7 +292,7 @@ final class RdmaTargetQueue implements QueueChannel {
                 finishSend(r);
             }
         } else if (kind == KIND_READ) {
-            onReadDone(requests[slot]);
+            reads.done(requests[slot]);
         }
         // RDMA Writes are unsignaled: the response Send's completion covers them.
         if (closeCause != null) {
@@ -348,108 +343,11 @@ final class RdmaTargetQueue implements QueueChannel {
         return b < 0 || buffers.post(b);
     }
 
-    /** TargetRequest.receiveData. */
+    /** TargetRequest.receiveData: in the capsule or none at once, keyed by RDMA Reads ({@link RdmaReads}). */
     void receiveData(RdmaTargetRequest r, DataReceiver receiver) {
-        if (closed) {
-            return;
+        if (!closed) {
+            reads.receive(r, receiver);
         }
-        if (r.transportStatus() != 0) {
-            receiver.onData(r, r.transportStatus());
-            return;
-        }
-        if (!r.keyed || r.inCapsuleData() || !r.hostToController()) {
-            receiver.onData(r, 0);
-            return;
-        }
-        if (r.destinations) {
-            if (r.segBytes != r.dataLength()) {
-                throw new IllegalStateException(
-                        "destinations cover " + r.segBytes + " of " + r.dataLength() + " bytes (CID " + r.cid() + ")");
-            }
-            for (int i = 0; i < r.segCount; i++) {
-                if (r.segRegion[i] == null) {
-                    r.segBounce[i] = pool.take(r.segLength[i]); // unregistered destination: read, then copy
-                }
-            }
-        } else {
-            try {
-                r.dataBuffer = pool.take(r.dataLength());
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "no buffer for " + r.dataLength() + " bytes of write data: " + e);
-                receiver.onData(r, Status.INTERNAL_ERROR);
-                return;
-            }
-            r.dataView = r.dataBuffer.view;
-        }
-        r.receivingData(receiver);
-        r.nextRead = 0;
-        r.readsOutstanding = 0;
-        r.readBytes = 0;
-        readWait[(readHead + readCount) % readWait.length] = r.index;
-        readCount++;
-        pumpReads();
-    }
-
-    /** Posts RDMA Reads in command order while fewer than the negotiated initiator depth are outstanding (nvmeof-protocol.md §6.3). */
-    private void pumpReads() {
-        while (readCount > 0 && readsInFlight < readDepth && closeCause == null) {
-            RdmaTargetRequest r = requests[readWait[readHead]];
-            int pieces = r.destinations ? r.segCount : 1;
-            int i = r.nextRead;
-            MemoryRegion region;
-            int offset;
-            int length;
-            if (!r.destinations) {
-                region = r.dataBuffer.region;
-                offset = r.dataBuffer.regionOffset;
-                length = r.dataLength();
-            } else if (r.segBounce[i] != null) {
-                region = r.segBounce[i].region;
-                offset = r.segBounce[i].regionOffset;
-                length = r.segLength[i];
-            } else {
-                region = r.segRegion[i];
-                offset = r.segOffset[i];
-                length = r.segLength[i];
-            }
-            if (!qp.postRead(KIND_READ | r.index, region, offset, length, r.remoteAddress + r.readBytes, r.rkey)) {
-                fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Read (send queue full)"));
-                return;
-            }
-            readsInFlight++;
-            r.readsOutstanding++;
-            r.readBytes += length;
-            r.nextRead++;
-            if (r.nextRead == pieces) {
-                readHead = (readHead + 1) % readWait.length;
-                readCount--;
-            }
-        }
-    }
-
-    private void onReadDone(RdmaTargetRequest r) {
-        readsInFlight--;
-        r.readsOutstanding--;
-        int pieces = r.destinations ? r.segCount : 1;
-        if (r.state() == RdmaTargetRequest.State.RECEIVING_DATA && r.nextRead == pieces && r.readsOutstanding == 0) {
-            if (r.destinations) {
-                for (int i = 0; i < r.segCount; i++) {
-                    RegisteredBufferPool.Buffer b = r.segBounce[i];
-                    if (b != null) {
-                        r.segMemory[i].put(r.segOffset[i], b.view, 0, r.segLength[i]);
-                        listener.copied(r.segLength[i]);
-                        pool.giveBack(b);
-                        r.segBounce[i] = null;
-                    } else {
-                        listener.placed(r.segLength[i]);
-                    }
-                }
-            } else {
-                listener.copied(r.dataLength()); // the core copies it out of data()
-            }
-            r.dataReceived().onData(r, 0);
-        }
-        pumpReads();
     }
 
     /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send (nvmeof-protocol.md §6.2, §6.3). */
@@ -543,8 +441,31 @@ final class RdmaTargetQueue implements QueueChannel {
     // ---------------------------------------------------------------------------------------------------------
     // Faults and closing
 
+    // ---- for RdmaReads ----
+
+    QueuePair qp() {
+        return qp;
+    }
+
+    RegisteredBufferPool pool() {
+        return pool;
+    }
+
+    RdmaTargetRequest request(int slot) {
+        return requests[slot];
+    }
+
+    RdmaTargetListener listener() {
+        return listener;
+    }
+
+    /** A fault is pending: post nothing more. */
+    boolean failing() {
+        return closeCause != null;
+    }
+
     /** Closes this queue only, soon (on the group's thread, outside the core's call that may be running now). */
-    private void fault(Throwable cause) {
+    void fault(Throwable cause) {
         if (closeCause == null) {
             closeCause = cause;
             LOG.log(Level.WARNING, cause.getMessage() + "; closing the queue");

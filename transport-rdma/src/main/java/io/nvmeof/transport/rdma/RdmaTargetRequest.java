@@ -16,7 +16,7 @@ import java.nio.ByteOrder;
  * queue's registered response region. The slot holds the buffer until {@link #unbind}, which the queue calls exactly
  * once per command: to re-post it just before the response Send (nvmeof-protocol.md §6.2), or when the queue closes. The command, response, data description and
  * state are the shared {@link TargetRequestBase}; this class adds the keyed SGL, the write-data buffer and the segments
- * for RDMA Writes and Reads. All methods run on the queue's thread.
+ * for RDMA Writes and Reads. All methods run on the thread of the queue's poll group.
  *
  * <pre>
  *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; RECEIVING_DATA --last RDMA Read--&gt; WITH_CORE
