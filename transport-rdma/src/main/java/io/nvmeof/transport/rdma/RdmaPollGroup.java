@@ -42,7 +42,11 @@ final class RdmaPollGroup implements Runnable {
     private final BooleanSupplier hasWork = () -> !tasks.isEmpty();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
 
-    private volatile QueueTable table = QueueTable.EMPTY;
+    /** Queues by tag (the wr_id of everything they post) and by QP number (for receives in the SRQ). */
+    private volatile QueueTable byTag = QueueTable.EMPTY;
+
+    private volatile QueueTable byQpNumber = QueueTable.EMPTY;
+    private int nextTag;
     // Made with the first queue (under this group's lock), then only the group's thread uses them.
     private ProtectionDomain pd;
     private CompletionQueue cq;
@@ -103,7 +107,7 @@ final class RdmaPollGroup implements Runnable {
                 LOG.log(Level.DEBUG, () -> "no SRQ (" + e.getMessage() + "): each queue posts its own receives");
             }
             if (s != null) {
-                b = ReceiveBuffers.create(connectionPd, s.capacity(), recvSize, s, null);
+                b = ReceiveBuffers.create(connectionPd, s.capacity(), recvSize, s, null, 0);
             }
         } catch (IOException | RuntimeException e) {
             if (s != null) {
@@ -146,13 +150,30 @@ final class RdmaPollGroup implements Runnable {
         return queues;
     }
 
-    /** The queue's completions, named by {@code qpNumber}, come to it from now on (before the CM accept goes out). */
-    synchronized void register(int qpNumber, RdmaTargetQueue queue) {
-        table = table.with(qpNumber, queue);
+    /**
+     * The queue's completions come to it from now on (before the CM accept goes out): found by the tag this returns,
+     * which the queue puts in bits 32..47 of every wr_id it posts, or, for a command in an SRQ buffer (wr_id without a
+     * tag), by its QP number. Completions are dispatched by wr_id wherever possible, as SPDK does: Soft-RoCE (rxe)
+     * was seen reporting another QP's number in flushed completions on a shared CQ.
+     */
+    synchronized int register(int qpNumber, RdmaTargetQueue queue) {
+        int t;
+        do {
+            nextTag = nextTag == 0xFFFF ? 1 : nextTag + 1;
+            t = nextTag;
+        } while (byTag.get(t) != null);
+        byTag = byTag.with(t, queue);
+        byQpNumber = byQpNumber.with(qpNumber, queue);
+        return t;
     }
 
-    synchronized void unregister(int qpNumber) {
-        table = table.without(qpNumber);
+    synchronized void unregister(int qpNumber, int tag) {
+        if (tag != 0 && byTag.get(tag) != null) {
+            if (byQpNumber.get(qpNumber) == byTag.get(tag)) {
+                byQpNumber = byQpNumber.without(qpNumber);
+            }
+            byTag = byTag.without(tag);
+        }
     }
 
     /** Runs {@code task} on the group's thread (in order) and wakes it; from any thread. */
@@ -164,7 +185,7 @@ final class RdmaPollGroup implements Runnable {
     /** Closes every queue, then stops the thread, which frees the CQ, SRQ and buffers. From any thread. */
     void stop() {
         execute(() -> {
-            for (RdmaTargetQueue q : table.queues()) {
+            for (RdmaTargetQueue q : byTag.queues()) {
                 q.closeNow();
             }
             stopping = true;
@@ -218,7 +239,7 @@ final class RdmaPollGroup implements Runnable {
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "RDMA poll group " + name + " failed; closing its queues", t);
-            for (RdmaTargetQueue q : table.queues()) {
+            for (RdmaTargetQueue q : byTag.queues()) {
                 q.closeNow();
             }
         }
@@ -235,11 +256,21 @@ final class RdmaPollGroup implements Runnable {
     }
 
     private void dispatch(WorkCompletion wc) {
-        RdmaTargetQueue q = table.get(wc.qpNumber);
+        int tag = (int) (wc.wrId >>> RdmaTargetQueue.TAG_SHIFT) & 0xFFFF;
+        if (tag != 0) {
+            RdmaTargetQueue q = byTag.get(tag);
+            if (q != null) {
+                q.onCompletion(wc);
+            }
+            return; // else a late completion of a closed queue: nothing of the group's is in it
+        }
+        // A receive in the SRQ: its QP says whose command it is (only a successful one: an error completion's QP
+        // number is not trusted, and the SRQ is never flushed).
+        RdmaTargetQueue q = wc.ok() ? byQpNumber.get(wc.qpNumber) : null;
         if (q != null) {
             q.onCompletion(wc);
-        } else if ((wc.wrId & RdmaTargetQueue.KIND_MASK) == RdmaTargetQueue.KIND_RECV && srqBuffers != null) {
-            // A command for a queue that has closed: nobody takes it, the buffer goes back to the SRQ.
+        } else if (srqBuffers != null) {
+            // A command for a queue that has closed, or a failed receive: the buffer goes back to the SRQ.
             srqBuffers.taken();
             srqBuffers.post((int) (wc.wrId & 0xFFFF));
         }
@@ -266,6 +297,6 @@ final class RdmaPollGroup implements Runnable {
 
     @Override
     public String toString() {
-        return "RdmaPollGroup[" + name + ", " + table.size() + " queues]";
+        return "RdmaPollGroup[" + name + ", " + byTag.size() + " queues]";
     }
 }

@@ -95,7 +95,7 @@ final class RdmaReads {
             }
             if (!queue.qp()
                     .postRead(
-                            RdmaTargetQueue.KIND_READ | r.index,
+                            RdmaTargetQueue.KIND_READ | queue.tagBits() | r.index,
                             region,
                             offset,
                             length,

@@ -51,6 +51,8 @@ final class RdmaTargetQueue implements QueueChannel {
     static final long KIND_WRITE = 2L << 62;
     static final long KIND_READ = 3L << 62;
     static final long KIND_MASK = 3L << 62;
+    /** wr_id bits 32..47: the queue's tag in its poll group (0: a receive in the group's SRQ, found by QP number). */
+    static final int TAG_SHIFT = 32;
     /** Controller→host segments written one by one; more are coalesced into one bounce buffer. */
     static final int MAX_WRITE_SEGMENTS = 16;
 
@@ -72,6 +74,10 @@ final class RdmaTargetQueue implements QueueChannel {
     private QueuePair qp;
     private ProtectionDomain pd;
     private int qpNumber;
+    /** This queue's tag in its group, in every wr_id it posts ({@link #TAG_SHIFT}); set by the group. */
+    private long tagBits;
+
+    private int tag;
     /** The group's SRQ buffers, or this queue's own (provider without SRQ). */
     private ReceiveBuffers buffers;
 
@@ -135,16 +141,19 @@ final class RdmaTargetQueue implements QueueChannel {
                 free[i] = i;
             }
             freeCount = slots;
+            tag = group.register(qpNumber, this);
+            tagBits = (long) tag << TAG_SHIFT;
             buffers = group.srqBuffers();
             if (buffers == null) {
-                buffers = ReceiveBuffers.create(pd, slots, recvSize, null, qp);
+                buffers = ReceiveBuffers.create(pd, slots, recvSize, null, qp, tagBits);
                 ownBuffers = true;
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            group.unregister(qpNumber, tag);
+            tag = 0;
             freeRegions();
-            throw new java.io.UncheckedIOException(e);
+            throw e instanceof IOException io ? new java.io.UncheckedIOException(io) : (RuntimeException) e;
         }
-        group.register(qpNumber, this);
     }
 
     /** After the accept (CM thread): the group's thread hands the queue to the core, then serves it. */
@@ -159,7 +168,7 @@ final class RdmaTargetQueue implements QueueChannel {
 
     /** Undoes {@link #setup} when the accept failed (CM thread; the group never saw a completion of ours). */
     void abandon() {
-        group.unregister(qpNumber);
+        group.unregister(qpNumber, tag);
         group.release(cqEntries);
         if (ownBuffers && buffers != null) {
             buffers.close();
@@ -376,7 +385,7 @@ final class RdmaTargetQueue implements QueueChannel {
             return;
         }
         r.sendSeq = (r.sendSeq + 1) & 0xFFFF;
-        long wrId = KIND_SEND | ((long) r.sendSeq << 16) | r.index;
+        long wrId = KIND_SEND | tagBits | ((long) r.sendSeq << 16) | r.index;
         int offset = r.index * CompletionQueueEntry.LENGTH;
         boolean posted = r.invalidate && r.keyed
                 ? qp.postSendWithInvalidate(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, r.rkey, true)
@@ -404,7 +413,7 @@ final class RdmaTargetQueue implements QueueChannel {
             }
             r.coalesced = b;
             listener.copied(at);
-            if (!qp.postWrite(KIND_WRITE | r.index, b.region, b.regionOffset, at, remote, r.rkey, false)) {
+            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, b.region, b.regionOffset, at, remote, r.rkey, false)) {
                 fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
                 return -1;
             }
@@ -424,7 +433,7 @@ final class RdmaTargetQueue implements QueueChannel {
             } else {
                 listener.placed(length);
             }
-            if (!qp.postWrite(KIND_WRITE | r.index, region, offset, length, remote, r.rkey, false)) {
+            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, region, offset, length, remote, r.rkey, false)) {
                 fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
                 return -1;
             }
@@ -449,6 +458,10 @@ final class RdmaTargetQueue implements QueueChannel {
 
     RegisteredBufferPool pool() {
         return pool;
+    }
+
+    long tagBits() {
+        return tagBits;
     }
 
     RdmaTargetRequest request(int slot) {
@@ -492,7 +505,7 @@ final class RdmaTargetQueue implements QueueChannel {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
-        group.unregister(qpNumber); // completions still in the CQ for this QP: their SRQ buffers are re-posted
+        group.unregister(qpNumber, tag); // completions still in the CQ for this QP: SRQ buffers are re-posted
         for (RdmaTargetRequest r : requests) {
             r.releaseSegments(pool);
             r.releaseData(pool);

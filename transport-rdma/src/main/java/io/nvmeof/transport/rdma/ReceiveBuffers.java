@@ -12,7 +12,8 @@ import java.nio.ByteOrder;
 /**
  * Receive buffers of one size (a 64-byte command capsule plus the in-capsule data) in one registered region, posted
  * either to a poll group's shared receive queue (every queue of the group takes commands from them) or to one QP (a
- * queue's own, when the provider has no SRQ). Buffer {@code i} is posted with wr_id {@code KIND_RECV | i}.
+ * queue's own, when the provider has no SRQ). Buffer {@code i} is posted with wr_id {@code KIND_RECV | i}, and a
+ * queue's own buffers with its tag too (the group finds the queue by it).
  *
  * <p>Ownership: a posted buffer belongs to the RNIC; its RECV completion hands it to the queue the completion names,
  * which binds it to a free request slot ({@link RdmaTargetRequest#bind}); the slot gives it back with {@link #post}
@@ -29,9 +30,12 @@ final class ReceiveBuffers implements AutoCloseable {
     private final ByteBuffer[] inCapsule;
     private final SharedReceiveQueue srq;
     private final QueuePair qp;
+    private final long tagBits;
     private int posted;
 
-    private ReceiveBuffers(MemoryRegion region, int count, int size, SharedReceiveQueue srq, QueuePair qp) {
+    private ReceiveBuffers(
+            MemoryRegion region, int count, int size, SharedReceiveQueue srq, QueuePair qp, long tagBits) {
+        this.tagBits = tagBits;
         this.region = region;
         this.count = count;
         this.size = size;
@@ -52,10 +56,11 @@ final class ReceiveBuffers implements AutoCloseable {
     }
 
     /** Allocates, registers and posts {@code count} buffers of {@code size} bytes to {@code srq}, or else to {@code qp}. */
-    static ReceiveBuffers create(ProtectionDomain pd, int count, int size, SharedReceiveQueue srq, QueuePair qp)
+    static ReceiveBuffers create(
+            ProtectionDomain pd, int count, int size, SharedReceiveQueue srq, QueuePair qp, long tagBits)
             throws IOException {
         MemoryRegion mr = pd.register(pd.allocate(count * size), ProtectionDomain.ACCESS_LOCAL_WRITE);
-        ReceiveBuffers b = new ReceiveBuffers(mr, count, size, srq, qp);
+        ReceiveBuffers b = new ReceiveBuffers(mr, count, size, srq, qp, tagBits);
         for (int i = 0; i < count; i++) {
             if (!b.post(i)) {
                 mr.close();
@@ -69,7 +74,7 @@ final class ReceiveBuffers implements AutoCloseable {
     boolean post(int index) {
         boolean ok = srq != null
                 ? srq.postRecv(RdmaTargetQueue.KIND_RECV | index, region, index * size, size)
-                : qp.postRecv(RdmaTargetQueue.KIND_RECV | index, region, index * size, size);
+                : qp.postRecv(RdmaTargetQueue.KIND_RECV | tagBits | index, region, index * size, size);
         if (ok) {
             posted++;
         }
