@@ -294,4 +294,50 @@ class RdmaPollGroupTest {
         io(controllers.get(3).get(4), 15, 2, 8);
         assertInstanceOf(RdmaPollGroup.class, listener.pollGroups()[0]);
     }
+
+    /** Heap bytes the poll-group threads allocate per I/O in steady state: none (a loose bound catches a per-I/O object). */
+    @Test
+    void pollGroupsAllocateNothingPerIo() throws Exception {
+        List<RdmaHostQueue> c0 = controller();
+        List<RdmaHostQueue> c1 = controller();
+        com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        List<Thread> groupThreads = threads("nvme-rdma-pg");
+        assertEquals(2, groupThreads.size());
+        int n = 1500;
+        ioRounds(c0.get(1), c1.get(2), n); // warm up (JIT, pools, the core's tables)
+        long before = 0;
+        for (Thread t : groupThreads) {
+            before += mx.getThreadAllocatedBytes(t.getId());
+        }
+        ioRounds(c0.get(1), c1.get(2), n);
+        long after = 0;
+        for (Thread t : groupThreads) {
+            after += mx.getThreadAllocatedBytes(t.getId());
+        }
+        long ios = 6L * n; // per round and queue: an in-capsule write, a keyed write, a read
+        long perIo = (after - before) / ios;
+        System.out.println("poll groups, steady state: ~" + perIo + " heap bytes per I/O (" + (after - before)
+                + " bytes over " + ios + " I/Os)");
+        assertTrue(perIo < 16, perIo + " heap bytes per I/O on the poll-group threads");
+    }
+
+    /** {@code n} rounds on two queues (one per group, most likely): 4 KiB in-capsule write, 16 KiB keyed write, read. */
+    private static void ioRounds(RdmaHostQueue a, RdmaHostQueue b, int n) throws Exception {
+        ByteBuffer small = ByteBuffer.allocate(4096);
+        ByteBuffer big = ByteBuffer.allocate(16384);
+        ByteBuffer in = ByteBuffer.allocate(16384);
+        for (int i = 0; i < n; i++) {
+            for (RdmaHostQueue q : List.of(a, b)) {
+                TestCommand w1 = TestCommand.write(0, 0, small, 4096);
+                q.submit(w1);
+                assertEquals(0, w1.status());
+                TestCommand w2 = TestCommand.write(1, 4, big, 16384);
+                q.submit(w2);
+                assertEquals(0, w2.status());
+                TestCommand r = TestCommand.read(2, 4, in, 16384);
+                q.submit(r);
+                assertEquals(0, r.status());
+            }
+        }
+    }
 }
