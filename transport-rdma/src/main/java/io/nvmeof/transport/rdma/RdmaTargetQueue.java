@@ -176,10 +176,6 @@ final class RdmaTargetQueue implements QueueChannel {
         freeRegions();
     }
 
-    Thread thread() {
-        return group.thread();
-    }
-
     boolean zeroCopy() {
         return listener.zeroCopy();
     }

@@ -36,7 +36,7 @@ class PollGroupScaleMeasurement {
                 for (int q = 0; q <= 4; q++) {
                     int size = q == 0 ? 32 : 2;
                     RdmaHostQueue h = (RdmaHostQueue) transport.connect(new HostQueueOptions(
-                            listener.localAddress(), q, size, q == 0 ? 0 : 1, false, false, Duration.ofSeconds(30)));
+                            listener.localAddress(), q, size, q == 0 ? 0 : 1, false, false, Duration.ofSeconds(120)));
                     hosts.add(h);
                     TestCommand cc = TestCommand.connect(0, q, size - 1);
                     h.submit(cc);
