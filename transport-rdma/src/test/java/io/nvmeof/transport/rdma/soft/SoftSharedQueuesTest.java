@@ -98,7 +98,7 @@ class SoftSharedQueuesTest {
         }
 
         // Our side's own completions (a signaled Send) name the QP too.
-        RdmaConnection a1 = accepted.get(1);
+        RdmaConnection a1 = acceptedOf(accepted, hosts.get(1));
         MemoryRegion rsp = pd.register(pd.allocate(16), ProtectionDomain.ACCESS_LOCAL_WRITE);
         for (RdmaConnection h : hosts) {
             MemoryRegion r = h.protectionDomain()
@@ -111,7 +111,7 @@ class SoftSharedQueuesTest {
         assertEquals(a1.queuePair().qpNumber(), s.qpNumber);
 
         // One QP disconnects: the SRQ keeps its last buffer for the others (no flush of the shared buffers).
-        accepted.get(0).disconnect();
+        acceptedOf(accepted, hosts.get(0)).disconnect();
         Harness.waitFor(
                 hosts.get(0), () -> hosts.get(0).queuePair().state().name().equals("ERROR"), "error");
         Harness.assertQuiet(cq, Duration.ofMillis(50)); // no RECV flush from the SRQ
@@ -138,11 +138,16 @@ class SoftSharedQueuesTest {
         assertEquals(qpnOf(accepted, hosts.get(1)), out[0].qpNumber);
     }
 
-    /** The qpNumber of the accepted QP whose peer is {@code host} (matched by the CM socket's addresses). */
+    /** The qpNumber of the accepted QP whose peer is {@code host}. */
     private static int qpnOf(List<RdmaConnection> accepted, RdmaConnection host) {
+        return acceptedOf(accepted, host).queuePair().qpNumber();
+    }
+
+    /** The accepted connection whose peer is {@code host} (matched by the CM socket's addresses; accepts may race). */
+    private static RdmaConnection acceptedOf(List<RdmaConnection> accepted, RdmaConnection host) {
         for (RdmaConnection a : accepted) {
             if (a.remoteAddress().equals(host.localAddress())) {
-                return a.queuePair().qpNumber();
+                return a;
             }
         }
         throw new AssertionError("no accepted QP for " + host);
