@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
- * Lets other threads wake a queue thread that sleeps in {@link CompletionQueue#await} (a submit, a task, a close).
+ * Lets other threads wake a host queue thread or a target poll-group thread that sleeps in {@link CompletionQueue#await} (a submit, a task, a close).
  * The sleeper publishes AWAITING, re-checks for work, then awaits; a waker that moves AWAITING → WAKING interrupts it
  * (the software RNIC's await is interruptible; a provider whose await is not still returns at the timeout). The
  * interrupt never escapes the await: the sleeper waits for the waker to finish interrupting, then clears the flag, so

@@ -5,6 +5,7 @@ import io.nvmeof.core.spi.MemoryObserver;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.TargetListener;
+import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequest;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
@@ -38,10 +39,24 @@ import java.util.concurrent.atomic.LongAdder;
  * </table>
  *
  * It is also the {@link MemoryObserver} that registers the target's namespace memory ({@link TargetMemoryRegistrations}).
+ *
+ * <p>Its queues are served by a fixed set of {@link RdmaPollGroup}s (threads {@code nvme-rdma-pg<N>-<port>}): as many
+ * as {@code ListenerOptions.ioThreads}, else {@value #POLL_GROUPS_PROPERTY}, else the available processors (SPDK's
+ * nvmf_tgt has one poll group per reactor core). A new queue goes to the group with the fewest queues whose shared CQ
+ * can take its completions (ties: the lowest index).
  */
 final class RdmaTargetListener implements TargetListener {
     private static final Logger LOG = System.getLogger(RdmaTargetListener.class.getName());
     static final int ADMIN_QUEUE_SIZE = 32;
+    /** System property: poll groups per listener when ListenerOptions.ioThreads is 0 (default: the processors). */
+    static final String POLL_GROUPS_PROPERTY = "nvmeof.rdma.pollGroups";
+    /** System property: receive buffers in each poll group's shared receive queue (default 1024, at most 65536). */
+    static final String SRQ_DEPTH_PROPERTY = "nvmeof.rdma.srqDepth";
+    /** System property: entries of each poll group's completion queue (default 32768). */
+    static final String CQ_ENTRIES_PROPERTY = "nvmeof.rdma.cqEntries";
+
+    static final int DEFAULT_SRQ_DEPTH = 1024;
+    static final int DEFAULT_CQ_ENTRIES = 32768;
 
     private final RdmaProvider provider;
     private final ListenerOptions options;
@@ -54,6 +69,7 @@ final class RdmaTargetListener implements TargetListener {
     private final LongAdder placedBytes = new LongAdder();
     private final RdmaListener cm;
     private final PortInfo portInfo;
+    private final RdmaPollGroup[] groups;
     private volatile boolean closed;
 
     RdmaTargetListener(RdmaProvider provider, ListenerOptions options, QueueAcceptor acceptor, boolean zeroCopy)
@@ -80,6 +96,34 @@ final class RdmaTargetListener implements TargetListener {
                 PortInfo.TREQ_SQFLOW_DISABLE_SUPPORTED,
                 new byte[] {1, 1, 1
                 }); // TSAS: QPTYPE RC, PRTYPE not specified, CMS RDMA_CM (nvmeof-protocol.md §3.3, §6.6)
+        int n = options.ioThreads() > 0
+                ? options.ioThreads()
+                : Integer.getInteger(POLL_GROUPS_PROPERTY, Runtime.getRuntime().availableProcessors());
+        int srqDepth = Math.max(1, Math.min(65536, Integer.getInteger(SRQ_DEPTH_PROPERTY, DEFAULT_SRQ_DEPTH)));
+        int cqEntries = Math.max(1024, Integer.getInteger(CQ_ENTRIES_PROPERTY, DEFAULT_CQ_ENTRIES));
+        this.groups = new RdmaPollGroup[Math.max(1, n)];
+        for (int i = 0; i < groups.length; i++) {
+            groups[i] = new RdmaPollGroup(
+                    "nvme-rdma-pg" + i + "-" + bound.getPort(),
+                    options.ioMode().busyPoll(),
+                    cqEntries,
+                    srqDepth,
+                    SubmissionQueueEntry.LENGTH + inCapsule);
+        }
+    }
+
+    /** The group with the fewest queues that can take {@code cqEntries} more completions, reserved; or null. */
+    private RdmaPollGroup choose(int cqEntries) {
+        synchronized (groups) {
+            RdmaPollGroup[] byLoad = groups.clone();
+            java.util.Arrays.sort(byLoad, java.util.Comparator.comparingInt(RdmaPollGroup::load));
+            for (RdmaPollGroup g : byLoad) {
+                if (g.reserve(cqEntries)) {
+                    return g;
+                }
+            }
+            return null;
+        }
     }
 
     private void onConnectionRequest(ConnectionRequest request) {
@@ -124,8 +168,14 @@ final class RdmaTargetListener implements TargetListener {
             return;
         }
         int slots = hsqsize + 1;
-        RdmaTargetQueue queue = new RdmaTargetQueue(this, qid, hsqsize);
         int readDepth = Math.min(request.peerResponderResources(), RdmaTransport.MAX_READ_DEPTH);
+        int cqEntries = 2 * slots + readDepth; // receives, response Sends, RDMA Reads
+        RdmaPollGroup group = choose(cqEntries);
+        if (group == null) {
+            reject(request, RdmaCmReject.STS_NO_RSC, "every poll group's completion queue is full");
+            return;
+        }
+        RdmaTargetQueue queue = new RdmaTargetQueue(this, group, qid, hsqsize, cqEntries);
         int maxSendWr = slots * (RdmaTargetQueue.MAX_WRITE_SEGMENTS + 1) + readDepth;
         QueuePairAttributes attrs = new QueuePairAttributes(maxSendWr, slots, 1, 1, maxSendWr + slots, 0, readDepth);
         ByteBuffer accept = ByteBuffer.allocate(RdmaCmAccept.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
@@ -134,17 +184,20 @@ final class RdmaTargetListener implements TargetListener {
         acc.set(slots); // CRQSIZE = HSQSIZE + 1, as nvmet (nvmeof-protocol.md §6.1)
         RdmaConnection conn;
         try {
-            conn = request.accept(attrs, queue::setup, accept);
+            group.prepare(request.protectionDomain());
+            conn = request.accept(attrs, group.cq(), group.srq(), queue::setup, accept);
         } catch (IOException | RuntimeException e) {
             LOG.log(Level.WARNING, "cannot set up RDMA queue " + qid + " for " + request.remoteAddress() + ": " + e);
+            queue.abandon();
             reject(request, RdmaCmReject.STS_NO_RSC, "no resources: " + e.getMessage());
             return;
         }
         queues.add(queue);
+        queueCounter.incrementAndGet();
+        queue.start();
         if (closed) {
             queue.close();
         }
-        queue.start("nvme-rdma-q" + qid + "-" + queueCounter.incrementAndGet());
         LOG.log(
                 Level.DEBUG,
                 () -> "accepted RDMA queue " + qid + " (HSQSIZE " + hsqsize + ", HRQSIZE " + hrqsize + ", CNTLID "
@@ -215,6 +268,11 @@ final class RdmaTargetListener implements TargetListener {
         return provider;
     }
 
+    /** The poll groups (tests and measurements read their threads and SRQ buffers). */
+    RdmaPollGroup[] pollGroups() {
+        return groups.clone();
+    }
+
     // ---- TargetListener ----
 
     @Override
@@ -232,7 +290,7 @@ final class RdmaTargetListener implements TargetListener {
         return zeroCopy ? memory : null;
     }
 
-    /** Stops accepting, closes every queue (waiting up to 5 s for their threads), then deregisters the memory. */
+    /** Stops accepting, closes every queue and stops the poll groups (waiting up to 5 s), then deregisters the memory. */
     @Override
     public void close() {
         if (closed) {
@@ -244,12 +302,12 @@ final class RdmaTargetListener implements TargetListener {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "closing the CM listener failed: " + e);
         }
-        for (RdmaTargetQueue q : queues) {
-            q.close();
+        for (RdmaPollGroup g : groups) {
+            g.stop(); // closes its queues, then frees its CQ, SRQ and buffers
         }
         long deadline = System.nanoTime() + 5_000_000_000L;
-        for (RdmaTargetQueue q : queues) {
-            Thread t = q.thread();
+        for (RdmaPollGroup g : groups) {
+            Thread t = g.thread();
             if (t != null && t != Thread.currentThread()) {
                 try {
                     t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));

@@ -6,9 +6,7 @@ import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueChannel;
 import io.nvmeof.core.spi.QueueHandler;
 import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.SglDescriptor;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
-import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 import io.nvmeof.transport.rdma.verbs.QueuePair;
@@ -19,17 +17,20 @@ import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The controller side of one NVMe/RDMA queue (one RC QP, nvmeof-protocol.md §6), and the {@link QueueChannel} the
- * target core sees for it. One thread owns it: it polls the CQ, runs the core, and posts every work request.
+ * target core sees for it. Its {@link RdmaPollGroup}'s thread owns it: it polls the group's shared CQ, hands this
+ * queue its completions ({@link #onCompletion}), runs the core, and posts every work request.
  *
  * <ul>
- *   <li>Set up before the CM accept ({@link #setup}): HSQSIZE+1 receive buffers of 64 B (admin) or 64 B + in-capsule
- *       size (I/O) in one registered region, all posted; a registered region of 16-byte responses; one
- *       {@link RdmaTargetRequest} per receive buffer (nvmeof-protocol.md §6.2).</li>
+ *   <li>Set up before the CM accept ({@link #setup}): a registered region of 16-byte responses and one
+ *       {@link RdmaTargetRequest} per command the host may have outstanding (HSQSIZE+1, nvmeof-protocol.md §6.2). The
+ *       receive buffers are the group's SRQ buffers; without an SRQ, HSQSIZE+1 buffers of its own, all posted.</li>
+ *   <li>A command lands in a receive buffer; the oldest free request slot takes it ({@link RdmaTargetRequest#bind}):
+ *       a FIFO of slots in the order their responses were sent, so the slot taken is one whose response the host has
+ *       seen (it sent a new command, so at most HSQSIZE are outstanding), its RDMA Writes done.</li>
  *   <li>A Send from the host → its slot → SGL checked (nvmeof-protocol.md §1.3, §6.4) → {@link QueueHandler#onCommand}. Commands may arrive
  *       before the CM's ESTABLISHED (nvmeof-protocol.md §6.2): the QP is ready to receive from the accept on.</li>
  *   <li>Host→controller data: RDMA Reads (at most the negotiated initiator depth outstanding on the QP), straight into
@@ -42,45 +43,63 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *       {@link QueueHandler#onClose} once, the QP closed, then every segment released exactly once.</li>
  * </ul>
  */
-final class RdmaTargetQueue implements QueueChannel, Runnable {
+final class RdmaTargetQueue implements QueueChannel {
     private static final Logger LOG = System.getLogger(RdmaTargetQueue.class.getName());
 
     static final long KIND_RECV = 0L;
     static final long KIND_SEND = 1L << 62;
     static final long KIND_WRITE = 2L << 62;
     static final long KIND_READ = 3L << 62;
+    static final long KIND_MASK = 3L << 62;
+    /** wr_id bits 32..47: the queue's tag in its poll group (0: a receive in the group's SRQ, found by QP number). */
+    static final int TAG_SHIFT = 32;
     /** Controller→host segments written one by one; more are coalesced into one bounce buffer. */
     static final int MAX_WRITE_SEGMENTS = 16;
 
-    private static final Duration AWAIT = Duration.ofMillis(10);
-
     private final RdmaTargetListener listener;
+    private final RdmaPollGroup group;
     private final int qid;
     private final int slots;
     private final int recvSize;
     private final int inCapsuleSize;
-    private final boolean busyPoll;
-    private final WorkCompletion[] wcs = new WorkCompletion[32];
+    /** CQ entries reserved on the group: receives, response Sends, RDMA Reads. */
+    private final int cqEntries;
+
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    private final QueueThreadWaker waker = new QueueThreadWaker();
-    private final java.util.function.BooleanSupplier hasWork = this::hasWork;
+    private final Runnable drainTasks = this::runTasks;
+    private final Runnable checkClose = this::checkClose;
+    private final Runnable attach = this::attach;
 
     private RdmaConnection conn;
     private QueuePair qp;
-    private CompletionQueue cq;
     private ProtectionDomain pd;
-    private MemoryRegion recvMr;
+    private int qpNumber;
+    /** This queue's tag in its group, in every wr_id it posts ({@link #TAG_SHIFT}); set by the group. */
+    private long tagBits;
+
+    private int tag;
+    /** The group's SRQ buffers, or this queue's own (provider without SRQ). */
+    private ReceiveBuffers buffers;
+
+    private boolean ownBuffers;
     private MemoryRegion rspMr;
     private RegisteredBufferPool pool;
     private RdmaTargetRequest[] requests;
-    private Thread thread;
     private QueueHandler core;
+    private boolean attached;
 
-    private int readDepth;
-    private int readsInFlight;
-    private int[] readWait;
-    private int readHead;
-    private int readCount;
+    /** Free request slots, oldest response first (a FIFO ring of slot indices). */
+    private int[] free;
+
+    private int freeHead;
+    private int freeCount;
+    /** Commands that arrived before the core took the queue: buffer index and length, in order. */
+    private int[] earlyBuffer;
+
+    private int[] earlyLength;
+    private int earlyCount;
+
+    private RdmaReads reads;
 
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -88,62 +107,73 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     private boolean onCloseCalled;
     private Throwable closeCause;
 
-    RdmaTargetQueue(RdmaTargetListener listener, int qid, int hsqsize) {
+    RdmaTargetQueue(RdmaTargetListener listener, RdmaPollGroup group, int qid, int hsqsize, int cqEntries) {
         this.listener = listener;
+        this.group = group;
         this.qid = qid;
+        this.cqEntries = cqEntries;
         this.slots = hsqsize + 1;
         this.inCapsuleSize = qid == 0 ? 0 : listener.portInfo().inCapsuleDataSize();
         this.recvSize = SubmissionQueueEntry.LENGTH + inCapsuleSize;
-        this.busyPoll = listener.options().ioMode().busyPoll();
-        for (int i = 0; i < wcs.length; i++) {
-            wcs[i] = new WorkCompletion();
-        }
     }
 
-    /** Called with the new QP before the accept goes out: registers and posts every receive buffer (nvmeof-protocol.md §6.2). */
+    /**
+     * Called with the new QP before the accept goes out (CM thread): the response region and request slots; without an
+     * SRQ, the queue's own receive buffers, all posted (nvmeof-protocol.md §6.2); then the group learns the QP number,
+     * so a command that arrives before ESTABLISHED finds its queue.
+     */
     void setup(RdmaConnection c) {
         this.conn = c;
         this.qp = c.queuePair();
-        this.cq = c.completionQueue();
         this.pd = c.protectionDomain();
+        this.qpNumber = qp.qpNumber();
         listener.memory().usePd(pd);
         try {
-            ByteBuffer recv = pd.allocate(slots * recvSize);
-            recvMr = pd.register(recv, ProtectionDomain.ACCESS_LOCAL_WRITE);
             ByteBuffer rsp = pd.allocate(slots * CompletionQueueEntry.LENGTH);
             rspMr = pd.register(rsp, ProtectionDomain.ACCESS_LOCAL_WRITE);
-            pool = new RegisteredBufferPool(pd, ProtectionDomain.ACCESS_LOCAL_WRITE);
-            ByteBuffer recvView = recvMr.buffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
             ByteBuffer rspView = rspMr.buffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
             requests = new RdmaTargetRequest[slots];
-            readWait = new int[slots];
+            free = new int[slots];
+            earlyBuffer = new int[slots];
+            earlyLength = new int[slots];
             for (int i = 0; i < slots; i++) {
-                requests[i] = new RdmaTargetRequest(i, this, recvView, recvSize, rspView);
-                if (!qp.postRecv(KIND_RECV | i, recvMr, i * recvSize, recvSize)) {
-                    throw new IOException("cannot post receive buffer " + i + " of " + slots);
-                }
+                requests[i] = new RdmaTargetRequest(i, this, rspView);
+                free[i] = i;
             }
-        } catch (IOException e) {
+            freeCount = slots;
+            tag = group.register(qpNumber, this);
+            tagBits = (long) tag << TAG_SHIFT;
+            buffers = group.srqBuffers();
+            if (buffers == null) {
+                buffers = ReceiveBuffers.create(pd, slots, recvSize, null, qp, tagBits);
+                ownBuffers = true;
+            }
+        } catch (IOException | RuntimeException e) {
+            group.unregister(qpNumber, tag);
+            tag = 0;
             freeRegions();
-            throw new java.io.UncheckedIOException(e);
+            throw e instanceof IOException io ? new java.io.UncheckedIOException(io) : (RuntimeException) e;
         }
     }
 
-    /** After the accept: the queue's thread starts, hands the queue to the core, then polls. */
-    void start(String name) {
-        readDepth = Math.max(1, conn.initiatorDepth());
+    /** After the accept (CM thread): the group's thread hands the queue to the core, then serves it. */
+    void start() {
+        reads = new RdmaReads(this, slots, Math.max(1, conn.initiatorDepth()));
         conn.onDisconnect(() -> {
             disconnected = true;
-            waker.wake();
+            group.execute(checkClose);
         });
-        thread = new Thread(this, name);
-        thread.setDaemon(true);
-        waker.owner(thread);
-        thread.start();
+        group.execute(attach);
     }
 
-    Thread thread() {
-        return thread;
+    /** Undoes {@link #setup} when the accept failed (CM thread; the group never saw a completion of ours). */
+    void abandon() {
+        group.unregister(qpNumber, tag);
+        group.release(cqEntries);
+        if (ownBuffers && buffers != null) {
+            buffers.close();
+        }
+        freeRegions();
     }
 
     boolean zeroCopy() {
@@ -155,10 +185,21 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    // The loop
+    // On the group's thread
 
-    @Override
-    public void run() {
+    private void attach() {
+        if (attached) {
+            return;
+        }
+        attached = true;
+        pool = group.pool();
+        if (group.stopping() || closeRequested || disconnected || closeCause != null) {
+            if (closeCause == null && !closeRequested) {
+                closeCause = new IOException("RDMA queue " + qid + " closed before it started");
+            }
+            closeQueue();
+            return;
+        }
         try {
             core = listener.acceptor().accept(this);
             if (core == null) {
@@ -173,54 +214,70 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             closeQueue();
             return;
         }
-        try {
-            while (!closeRequested && !disconnected && closeCause == null) {
-                int n = cq.poll(wcs);
-                for (int i = 0; i < n && closeCause == null; i++) {
-                    handle(wcs[i]);
-                }
-                int t = runTasks();
-                waker.afterTurn(n + t, busyPoll, cq, AWAIT, hasWork);
-            }
+        for (int i = 0; i < earlyCount && closeCause == null && !closed; i++) {
+            onRecv(earlyBuffer[i], earlyLength[i]);
+        }
+        earlyCount = 0;
+        checkClose();
+    }
+
+    /** Closes the queue if a close was asked for, the host disconnected, or a fault happened. */
+    private void checkClose() {
+        if (closed || !attached) {
+            return;
+        }
+        if (closeRequested || disconnected || closeCause != null) {
             if (disconnected && closeCause == null && !closeRequested) {
                 closeCause = new IOException("host " + conn.remoteAddress() + " disconnected RDMA queue " + qid);
             }
-        } catch (Throwable t) {
-            LOG.log(Level.ERROR, "RDMA queue " + qid + " from " + conn.remoteAddress() + " failed; closing it", t);
-            if (closeCause == null) {
-                closeCause = t;
-            }
+            closeQueue();
         }
-        closeQueue();
     }
 
-    private boolean hasWork() {
-        return !tasks.isEmpty() || closeRequested || disconnected;
+    /** Closes at once (the group is stopping). */
+    void closeNow() {
+        closeRequested = true;
+        if (!attached) {
+            attach(); // closes, since closeRequested is set
+        } else {
+            checkClose();
+        }
     }
 
-    private int runTasks() {
-        int n = 0;
+    private void runTasks() {
         Runnable r;
-        while (closeCause == null && (r = tasks.poll()) != null) {
-            n++;
+        while (!closed && closeCause == null && (r = tasks.poll()) != null) {
             try {
                 r.run();
             } catch (Throwable t) {
                 LOG.log(Level.ERROR, "task on RDMA queue " + qid + " failed", t);
             }
         }
-        return n;
     }
 
-    private void handle(WorkCompletion wc) {
+    /** One work completion of this queue's QP, from the group's shared CQ. */
+    void onCompletion(WorkCompletion wc) {
         long id = wc.wrId;
-        long kind = id & (3L << 62);
+        long kind = id & KIND_MASK;
         int slot = (int) (id & 0xFFFF);
+        if (kind == KIND_RECV) {
+            buffers.taken();
+        }
+        if (closed || closeCause != null) {
+            if (kind == KIND_RECV && !ownBuffers && wc.ok()) {
+                buffers.post(slot); // a command for a closing queue: the buffer goes back to the SRQ
+            }
+            return;
+        }
         if (!wc.ok()) {
+            if (kind == KIND_RECV && !ownBuffers) {
+                buffers.post(slot);
+            }
             if (wc.status == WorkCompletion.Status.WR_FLUSH_ERR) {
                 // Flushed: the QP is in ERROR. With no error completion of ours before it, the host disconnected and
                 // the flush overtook the CM's disconnect event (both providers may order them so): not a fault.
                 disconnected = true;
+                checkClose();
                 return;
             }
             fault(new IOException("RDMA queue " + qid + " from " + conn.remoteAddress() + ": work completion error "
@@ -228,16 +285,24 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             return;
         }
         if (kind == KIND_RECV) {
-            onRecv(requests[slot], wc.byteLength);
+            if (!attached) {
+                earlyBuffer[earlyCount] = slot; // cannot overflow: at most one command per request slot
+                earlyLength[earlyCount++] = wc.byteLength;
+            } else {
+                onRecv(slot, wc.byteLength);
+            }
         } else if (kind == KIND_SEND) {
             RdmaTargetRequest r = requests[slot];
             if (r.sendPending && r.sendSeq == (int) ((id >>> 16) & 0xFFFF)) {
                 finishSend(r);
             }
         } else if (kind == KIND_READ) {
-            onReadDone(requests[slot]);
+            reads.done(requests[slot]);
         }
         // RDMA Writes are unsignaled: the response Send's completion covers them.
+        if (closeCause != null) {
+            closeQueue();
+        }
     }
 
     private static String kindName(long kind) {
@@ -249,15 +314,23 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     // ---------------------------------------------------------------------------------------------------------
     // Commands
 
-    private void onRecv(RdmaTargetRequest r, int length) {
-        if (r.sendPending) {
-            finishSend(r); // the host saw that response, so the Writes and Send before it are done
-        }
-        if (r.state() != RdmaTargetRequest.State.FREE) {
-            fault(new IOException("RDMA queue " + qid + ": a command arrived in receive buffer " + r.index
-                    + " that is still in use"));
+    /** A command in receive buffer {@code buffer}: the oldest free slot takes it, then the core. */
+    private void onRecv(int buffer, int length) {
+        if (freeCount == 0) {
+            if (!ownBuffers) {
+                buffers.post(buffer);
+            }
+            fault(new IOException(
+                    "RDMA queue " + qid + ": more commands than its " + slots + " entries (HSQSIZE+1) outstanding"));
             return;
         }
+        RdmaTargetRequest r = requests[free[freeHead]];
+        freeHead = (freeHead + 1) % slots;
+        freeCount--;
+        if (r.sendPending) {
+            finishSend(r); // the host saw that response (see the class comment), so its Writes and Send are done
+        }
+        r.bind(buffers, buffer);
         if (length < SubmissionQueueEntry.LENGTH) {
             fault(new NvmeRdmaProtocolException("RDMA queue " + qid + " from " + conn.remoteAddress()
                     + ": a command capsule of " + length + " bytes (at least 64)"));
@@ -265,176 +338,21 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         }
         r.reset();
         r.begin();
-        classify(r, length - SubmissionQueueEntry.LENGTH);
+        CapsuleSgl.classify(r, length - SubmissionQueueEntry.LENGTH, inCapsuleSize, pool);
         core.onCommand(r);
     }
 
-    /**
-     * Sets dataLength, keyed/in-capsule and transportStatus from the SGL (nvmeof-protocol.md §1.3 acceptance table for RDMA, nvmeof-protocol.md §6.4): LENGTH 0 of any type → no data; 0x40/0x4F
-     * keyed (a wrong keyed subtype → Invalid Field), 0x01 in-capsule (host→controller only, else Invalid Field; beyond the
-     * queue's in-capsule size, which is 0 on the admin queue → SGL Offset Invalid; beyond the bytes received → Data SGL
-     * Length Invalid), any other type → SGL Descriptor Type Invalid; all with DNR.
-     */
-    private void classify(RdmaTargetRequest r, int inCapsuleBytes) {
-        SubmissionQueueEntry sqe = r.command();
-        SglDescriptor sgl = sqe.sgl();
-        int type = sgl.type();
-        int subtype = sgl.subtype();
-        if ((type == SglDescriptor.TYPE_KEYED_DATA_BLOCK ? sgl.keyedLength() : sgl.dataLength()) == 0) {
-            // No data: a descriptor of LENGTH 0 says nothing, whatever its type or subtype. Hosts send an all-zero
-            // SGL1 with Keep Alive, Flush and Property Get/Set; the command's own length check decides, as on TCP
-            // (nvmet_tcp_map_data ignores such a descriptor; nvmeof-protocol.md §1.3).
-            // A keyed 0x4F of LENGTH 0 is not invalidated either: nvmet-rdma returns before it takes the key.
-            r.dataLength(0);
-            return;
-        }
-        if (type == SglDescriptor.TYPE_KEYED_DATA_BLOCK) {
-            int length = sgl.keyedLength();
-            r.dataLength(length);
-            if (subtype != SglDescriptor.SUBTYPE_ADDRESS && subtype != SglDescriptor.SUBTYPE_INVALIDATE) {
-                r.transportStatus(Status.dnr(Status.INVALID_FIELD));
-                return;
-            }
-            r.keyed = length > 0;
-            r.remoteAddress = sgl.address();
-            r.rkey = sgl.key();
-            r.invalidate = subtype == SglDescriptor.SUBTYPE_INVALIDATE;
-            if (length > RdmaTransport.MAX_TRANSFER) {
-                r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
-            }
-        } else if (type == SglDescriptor.TYPE_DATA_BLOCK) {
-            if (subtype != SglDescriptor.SUBTYPE_OFFSET) {
-                r.transportStatus(Status.dnr(Status.INVALID_FIELD));
-                return;
-            }
-            long length = sgl.dataLength();
-            long offset = sgl.address();
-            r.dataLength((int) Math.min(length, Integer.MAX_VALUE));
-            if (length == 0) {
-                return;
-            }
-            r.inCapsuleData(true);
-            if (!r.hostToController()) {
-                r.transportStatus(Status.dnr(Status.INVALID_FIELD)); // nvmet: in-capsule data on a read
-            } else if (offset < 0 || offset + length > inCapsuleSize) {
-                r.transportStatus(
-                        Status.dnr(Status.SGL_OFFSET_INVALID)); // 0 on the admin queue (nvmeof-protocol.md §6.4)
-            } else if (offset + length > inCapsuleBytes) {
-                r.transportStatus(Status.dnr(Status.DATA_SGL_LENGTH_INVALID));
-            } else if (offset == 0) {
-                r.dataView = r.inCapsuleView; // in place in the receive buffer, until complete()
-            } else {
-                r.dataBuffer = pool.take((int) length);
-                r.dataBuffer.view.put(0, r.inCapsuleView, (int) offset, (int) length);
-                r.dataView = r.dataBuffer.view;
-            }
-        } else {
-            r.transportStatus(Status.dnr(Status.SGL_DESCRIPTOR_TYPE_INVALID));
-        }
+    /** Gives the request's receive buffer back to the RNIC (exactly once: the request forgets it). */
+    private boolean repost(RdmaTargetRequest r) {
+        int b = r.unbind();
+        return b < 0 || buffers.post(b);
     }
 
-    /** TargetRequest.receiveData. */
+    /** TargetRequest.receiveData: in the capsule or none at once, keyed by RDMA Reads ({@link RdmaReads}). */
     void receiveData(RdmaTargetRequest r, DataReceiver receiver) {
-        if (closed) {
-            return;
+        if (!closed) {
+            reads.receive(r, receiver);
         }
-        if (r.transportStatus() != 0) {
-            receiver.onData(r, r.transportStatus());
-            return;
-        }
-        if (!r.keyed || r.inCapsuleData() || !r.hostToController()) {
-            receiver.onData(r, 0);
-            return;
-        }
-        if (r.destinations) {
-            if (r.segBytes != r.dataLength()) {
-                throw new IllegalStateException(
-                        "destinations cover " + r.segBytes + " of " + r.dataLength() + " bytes (CID " + r.cid() + ")");
-            }
-            for (int i = 0; i < r.segCount; i++) {
-                if (r.segRegion[i] == null) {
-                    r.segBounce[i] = pool.take(r.segLength[i]); // unregistered destination: read, then copy
-                }
-            }
-        } else {
-            try {
-                r.dataBuffer = pool.take(r.dataLength());
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "no buffer for " + r.dataLength() + " bytes of write data: " + e);
-                receiver.onData(r, Status.INTERNAL_ERROR);
-                return;
-            }
-            r.dataView = r.dataBuffer.view;
-        }
-        r.receivingData(receiver);
-        r.nextRead = 0;
-        r.readsOutstanding = 0;
-        r.readBytes = 0;
-        readWait[(readHead + readCount) % readWait.length] = r.index;
-        readCount++;
-        pumpReads();
-    }
-
-    /** Posts RDMA Reads in command order while fewer than the negotiated initiator depth are outstanding (nvmeof-protocol.md §6.3). */
-    private void pumpReads() {
-        while (readCount > 0 && readsInFlight < readDepth && closeCause == null) {
-            RdmaTargetRequest r = requests[readWait[readHead]];
-            int pieces = r.destinations ? r.segCount : 1;
-            int i = r.nextRead;
-            MemoryRegion region;
-            int offset;
-            int length;
-            if (!r.destinations) {
-                region = r.dataBuffer.region;
-                offset = r.dataBuffer.regionOffset;
-                length = r.dataLength();
-            } else if (r.segBounce[i] != null) {
-                region = r.segBounce[i].region;
-                offset = r.segBounce[i].regionOffset;
-                length = r.segLength[i];
-            } else {
-                region = r.segRegion[i];
-                offset = r.segOffset[i];
-                length = r.segLength[i];
-            }
-            if (!qp.postRead(KIND_READ | r.index, region, offset, length, r.remoteAddress + r.readBytes, r.rkey)) {
-                fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Read (send queue full)"));
-                return;
-            }
-            readsInFlight++;
-            r.readsOutstanding++;
-            r.readBytes += length;
-            r.nextRead++;
-            if (r.nextRead == pieces) {
-                readHead = (readHead + 1) % readWait.length;
-                readCount--;
-            }
-        }
-    }
-
-    private void onReadDone(RdmaTargetRequest r) {
-        readsInFlight--;
-        r.readsOutstanding--;
-        int pieces = r.destinations ? r.segCount : 1;
-        if (r.state() == RdmaTargetRequest.State.RECEIVING_DATA && r.nextRead == pieces && r.readsOutstanding == 0) {
-            if (r.destinations) {
-                for (int i = 0; i < r.segCount; i++) {
-                    RegisteredBufferPool.Buffer b = r.segBounce[i];
-                    if (b != null) {
-                        r.segMemory[i].put(r.segOffset[i], b.view, 0, r.segLength[i]);
-                        listener.copied(r.segLength[i]);
-                        pool.giveBack(b);
-                        r.segBounce[i] = null;
-                    } else {
-                        listener.placed(r.segLength[i]);
-                    }
-                }
-            } else {
-                listener.copied(r.dataLength()); // the core copies it out of data()
-            }
-            r.dataReceived().onData(r, 0);
-        }
-        pumpReads();
     }
 
     /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send (nvmeof-protocol.md §6.2, §6.3). */
@@ -458,12 +376,12 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             r.releaseSegments(pool); // an error status sends no data, like nvmet
         }
         r.releaseData(pool);
-        if (!qp.postRecv(KIND_RECV | r.index, recvMr, r.index * recvSize, recvSize)) {
-            fault(new IOException("RDMA queue " + qid + ": cannot re-post receive buffer " + r.index));
+        if (!repost(r)) {
+            fault(new IOException("RDMA queue " + qid + ": cannot re-post a receive buffer"));
             return;
         }
         r.sendSeq = (r.sendSeq + 1) & 0xFFFF;
-        long wrId = KIND_SEND | ((long) r.sendSeq << 16) | r.index;
+        long wrId = KIND_SEND | tagBits | ((long) r.sendSeq << 16) | r.index;
         int offset = r.index * CompletionQueueEntry.LENGTH;
         boolean posted = r.invalidate && r.keyed
                 ? qp.postSendWithInvalidate(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, r.rkey, true)
@@ -471,6 +389,8 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         r.state(RdmaTargetRequest.State.FREE);
         r.sendPending = true;
         r.sendWrs = wrs + 1;
+        free[(freeHead + freeCount) % slots] = r.index;
+        freeCount++;
         if (!posted) {
             fault(new IOException("RDMA queue " + qid + ": cannot post the response Send (send queue full)"));
         }
@@ -489,7 +409,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             }
             r.coalesced = b;
             listener.copied(at);
-            if (!qp.postWrite(KIND_WRITE | r.index, b.region, b.regionOffset, at, remote, r.rkey, false)) {
+            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, b.region, b.regionOffset, at, remote, r.rkey, false)) {
                 fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
                 return -1;
             }
@@ -509,7 +429,7 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             } else {
                 listener.placed(length);
             }
-            if (!qp.postWrite(KIND_WRITE | r.index, region, offset, length, remote, r.rkey, false)) {
+            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, region, offset, length, remote, r.rkey, false)) {
                 fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
                 return -1;
             }
@@ -526,10 +446,39 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
     // ---------------------------------------------------------------------------------------------------------
     // Faults and closing
 
-    private void fault(Throwable cause) {
+    // ---- for RdmaReads ----
+
+    QueuePair qp() {
+        return qp;
+    }
+
+    RegisteredBufferPool pool() {
+        return pool;
+    }
+
+    long tagBits() {
+        return tagBits;
+    }
+
+    RdmaTargetRequest request(int slot) {
+        return requests[slot];
+    }
+
+    RdmaTargetListener listener() {
+        return listener;
+    }
+
+    /** A fault is pending: post nothing more. */
+    boolean failing() {
+        return closeCause != null;
+    }
+
+    /** Closes this queue only, soon (on the group's thread, outside the core's call that may be running now). */
+    void fault(Throwable cause) {
         if (closeCause == null) {
             closeCause = cause;
             LOG.log(Level.WARNING, cause.getMessage() + "; closing the queue");
+            group.execute(checkClose);
         }
     }
 
@@ -552,24 +501,27 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
         } catch (RuntimeException e) {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
+        group.unregister(qpNumber, tag); // completions still in the CQ for this QP: SRQ buffers are re-posted
         for (RdmaTargetRequest r : requests) {
             r.releaseSegments(pool);
             r.releaseData(pool);
             r.sendPending = false;
             r.state(RdmaTargetRequest.State.DEAD);
+            int b = r.unbind();
+            if (b >= 0 && !ownBuffers) {
+                buffers.post(b); // the core held this command: its SRQ buffer goes back now (onClose told it)
+            }
         }
         tasks.clear();
+        if (ownBuffers) {
+            buffers.close();
+        }
         freeRegions();
+        group.release(cqEntries);
         listener.queueClosed(this);
     }
 
     private void freeRegions() {
-        if (pool != null) {
-            pool.close();
-        }
-        if (recvMr != null) {
-            recvMr.close();
-        }
         if (rspMr != null) {
             rspMr.close();
         }
@@ -609,18 +561,18 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
             return;
         }
         tasks.add(task);
-        waker.wake();
+        group.execute(drainTasks);
     }
 
     @Override
     public boolean inQueueThread() {
-        return Thread.currentThread() == thread;
+        return Thread.currentThread() == group.thread();
     }
 
     @Override
     public void close() {
         closeRequested = true;
-        waker.wake();
+        group.execute(checkClose);
     }
 
     @Override
@@ -638,6 +590,10 @@ final class RdmaTargetQueue implements QueueChannel, Runnable {
 
     int recvSize() {
         return recvSize;
+    }
+
+    RdmaPollGroup group() {
+        return group;
     }
 
     @Override

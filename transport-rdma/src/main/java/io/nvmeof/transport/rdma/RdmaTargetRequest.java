@@ -10,11 +10,13 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * One command slot of an NVMe/RDMA target queue, tied to receive buffer {@link #index} (the RDMA wr_id): the SQE is
- * read in place from that buffer, the CQE written in place in the registered response region, and the buffer is
- * re-posted just before the response Send (nvmeof-protocol.md §6.2). The command, response, data description and
+ * One command slot of an NVMe/RDMA target queue ({@link #index}, the wr_id of its Sends and Reads). A command's receive
+ * buffer (the poll group's SRQ buffer, or one of the queue's own) is bound to the slot when the command arrives
+ * ({@link #bind}): the SQE is read in place from that buffer, the CQE written in place in the slot's entry of the
+ * queue's registered response region. The slot holds the buffer until {@link #unbind}, which the queue calls exactly
+ * once per command: to re-post it just before the response Send (nvmeof-protocol.md §6.2), or when the queue closes. The command, response, data description and
  * state are the shared {@link TargetRequestBase}; this class adds the keyed SGL, the write-data buffer and the segments
- * for RDMA Writes and Reads. All methods run on the queue's thread.
+ * for RDMA Writes and Reads. All methods run on the thread of the queue's poll group.
  *
  * <pre>
  *  FREE (receive posted) --Send arrives--&gt; WITH_CORE --receiveData (keyed)--&gt; RECEIVING_DATA --last RDMA Read--&gt; WITH_CORE
@@ -29,8 +31,14 @@ import java.nio.ByteOrder;
 final class RdmaTargetRequest extends TargetRequestBase {
     final int index;
     final RdmaTargetQueue queue;
-    /** The receive buffer's in-capsule data, from byte 64 (a view made once). */
-    final ByteBuffer inCapsuleView;
+    /** A 64-byte placeholder the SQE flyweight wraps while no receive buffer is bound. */
+    private static final ByteBuffer NO_COMMAND =
+            ByteBuffer.allocate(SubmissionQueueEntry.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+
+    /** The bound receive buffer's in-capsule data, from byte 64 (the buffer's view, made once per buffer). */
+    ByteBuffer inCapsuleView = EMPTY;
+    /** The bound receive buffer's index, or -1. */
+    private int recvBuffer = -1;
 
     boolean keyed;
     boolean invalidate;
@@ -67,19 +75,25 @@ final class RdmaTargetRequest extends TargetRequestBase {
     int sendSeq;
     int sendWrs;
 
-    RdmaTargetRequest(int index, RdmaTargetQueue queue, ByteBuffer recvRegion, int recvSize, ByteBuffer rspRegion) {
-        super(recvRegion, index * recvSize, rspRegion, index * CompletionQueueEntry.LENGTH);
+    RdmaTargetRequest(int index, RdmaTargetQueue queue, ByteBuffer rspRegion) {
+        super(NO_COMMAND, 0, rspRegion, index * CompletionQueueEntry.LENGTH);
         this.index = index;
         this.queue = queue;
-        int icd = recvSize - SubmissionQueueEntry.LENGTH;
-        inCapsuleView = icd > 0
-                ? recvRegion
-                        .duplicate()
-                        .position(index * recvSize + SubmissionQueueEntry.LENGTH)
-                        .limit(index * recvSize + recvSize)
-                        .slice()
-                        .order(ByteOrder.LITTLE_ENDIAN)
-                : EMPTY;
+    }
+
+    /** A command arrived in receive buffer {@code buffer} of {@code buffers}: the slot reads it in place from now on. */
+    void bind(ReceiveBuffers buffers, int buffer) {
+        recvBuffer = buffer;
+        command().wrap(buffers.memory(), buffers.offset(buffer));
+        inCapsuleView = buffers.inCapsule(buffer);
+    }
+
+    /** Forgets the bound receive buffer and returns its index (-1 if none): the caller re-posts it, once. */
+    int unbind() {
+        int b = recvBuffer;
+        recvBuffer = -1;
+        inCapsuleView = EMPTY;
+        return b;
     }
 
     @Override

@@ -66,7 +66,7 @@ final class SoftConnection implements RdmaConnection {
 
     @Override
     public CompletionQueue completionQueue() {
-        return qp;
+        return qp.sharedCq != null ? qp.sharedCq : qp;
     }
 
     @Override
@@ -180,22 +180,19 @@ final class SoftConnection implements RdmaConnection {
         }
     }
 
+    /**
+     * Disconnects (both QPs to ERROR at once, DREQ sent), closes the CM socket and frees the QP, without waiting for
+     * the peer's DREQ: the reader thread sees the socket close and tells the listeners. Never blocks, so a thread
+     * that serves many connections (a target poll group) can close one without stalling the others.
+     */
     @Override
     public void close() {
         disconnect();
-        Thread r = reader;
-        if (r != null && r != Thread.currentThread()) {
-            try {
-                r.join(2000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
         closeSocket();
-        if (r == null) {
+        if (reader == null) {
             fireGone();
         }
-        qp.close();
+        qp.destroy();
     }
 
     @Override

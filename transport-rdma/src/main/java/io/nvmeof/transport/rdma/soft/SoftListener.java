@@ -1,10 +1,13 @@
 package io.nvmeof.transport.rdma.soft;
 
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequest;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequestHandler;
+import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
+import io.nvmeof.transport.rdma.verbs.SharedReceiveQueue;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -160,16 +163,34 @@ final class SoftListener implements RdmaListener {
         }
 
         @Override
+        public ProtectionDomain protectionDomain() {
+            return device.pd;
+        }
+
+        @Override
         public RdmaConnection accept(
-                QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost, ByteBuffer privateData)
+                QueuePairAttributes attributes,
+                CompletionQueue sharedCq,
+                SharedReceiveQueue srq,
+                Consumer<RdmaConnection> receivesToPost,
+                ByteBuffer privateData)
                 throws IOException {
+            if ((sharedCq != null && !(sharedCq instanceof SoftCompletionQueue c && c.device == device))
+                    || (srq != null && !(srq instanceof SoftSharedReceiveQueue r && r.device == device))) {
+                throw new IllegalArgumentException("the shared CQ and SRQ must come from this device's PD");
+            }
             byte[] priv = Cm.bytes(privateData, Cm.MAX_REP_PRIVATE, "accept");
             if (!decided.compareAndSet(false, true)) {
                 throw new IllegalStateException("connection request already accepted or rejected");
             }
             SoftQueuePair qp = null;
             try {
-                qp = new SoftQueuePair(device, attributes, provider.rnrTimeoutNanos());
+                qp = new SoftQueuePair(
+                        device,
+                        attributes,
+                        provider.rnrTimeoutNanos(),
+                        (SoftCompletionQueue) sharedCq,
+                        (SoftSharedReceiveQueue) srq);
                 SoftConnection conn = new SoftConnection(qp, socket, in, out);
                 qp.connectPeer(hello.pid(), hello.qpFile(), hello.attributes(), hello.pd());
                 qp.initiatorDepth =
@@ -186,7 +207,7 @@ final class SoftListener implements RdmaListener {
                 return conn;
             } catch (IOException | RuntimeException e) {
                 if (qp != null) {
-                    qp.close();
+                    qp.destroy();
                 }
                 close(socket);
                 throw e;

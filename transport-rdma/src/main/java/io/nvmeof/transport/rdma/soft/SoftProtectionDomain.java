@@ -1,7 +1,9 @@
 package io.nvmeof.transport.rdma.soft;
 
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
+import io.nvmeof.transport.rdma.verbs.SharedReceiveQueue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -41,6 +43,16 @@ final class SoftProtectionDomain implements ProtectionDomain {
     @Override
     public ByteBuffer allocate(int size) throws IOException {
         return device.allocate(size);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries) throws IOException {
+        return new SoftCompletionQueue(device, entries);
+    }
+
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr) throws IOException {
+        return new SoftSharedReceiveQueue(device, maxWr);
     }
 
     @Override

@@ -42,6 +42,9 @@ import java.util.concurrent.locks.LockSupport;
 final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int MAGIC = 0x53525150; // "SRQP"
     static final int H_MAGIC = 0, H_STATE = 8, H_RQ_HEAD = 64, H_RQ_TAIL = 128, H_CQ_TAIL = 192, RQ_BASE = 256;
+    /** Header ints: the shared CQ's file number (0: the ring in this file), our slot on it, the SRQ's file number. */
+    static final int H_CQ_FILE = 16, H_CQ_SLOT = 20, H_SRQ_FILE = 24, H_QPN = 28;
+
     static final int RQE = 32, CQE = 32;
     static final int INIT = 0, RTR = 1, RTS = 2, ERROR = 3;
     private static final State[] STATES = State.values();
@@ -66,9 +69,22 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     /** Live QPs of this JVM by file name, so a same-JVM peer can wake a thread parked in {@link #await}. */
     private static final Map<String, SoftQueuePair> LIVE = new ConcurrentHashMap<>();
 
+    private static final java.util.concurrent.atomic.AtomicInteger QP_NUMBERS =
+            new java.util.concurrent.atomic.AtomicInteger();
+
     final SoftDevice device;
     final SoftProtectionDomain pd;
     final QueuePairAttributes attributes;
+    final int qpNumber;
+    /** The CQ shared with other QPs (null: the ring in our own file), and our slot on it. */
+    final SoftCompletionQueue sharedCq;
+
+    private final int cqSlot;
+    /** The shared receive queue our receives come from (null: the ring in our own file). */
+    final SoftSharedReceiveQueue srq;
+    /** Where our own completions go: our file or the shared CQ's. */
+    private final ByteBuffer ownCq;
+
     final String fileName;
     private final Path path;
     private final ByteBuffer q;
@@ -80,9 +96,14 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
 
     // The peer, set once when connected (before the connection is handed to its owner).
     private ByteBuffer pq;
+    /** The peer's receive ring (its file or its SRQ's) and completion ring (its file or its shared CQ's). */
+    private ByteBuffer pRq;
+
     private int pRqMask;
+    private ByteBuffer pCq;
     private int pCqBase;
     private int pCqMask;
+    private int pCqSlotBits;
     private SoftDevice.Peer peer;
     private int peerPd;
     private SoftQueuePair localPeer;
@@ -120,12 +141,26 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private volatile boolean closed;
 
     SoftQueuePair(SoftDevice device, QueuePairAttributes attributes, long rnrTimeoutNanos) throws IOException {
+        this(device, attributes, rnrTimeoutNanos, null, null);
+    }
+
+    /** A QP whose completions go to {@code sharedCq} and receives come from {@code srq} (either may be null). */
+    SoftQueuePair(
+            SoftDevice device,
+            QueuePairAttributes attributes,
+            long rnrTimeoutNanos,
+            SoftCompletionQueue sharedCq,
+            SoftSharedReceiveQueue srq)
+            throws IOException {
         this.device = device;
         this.pd = device.pd;
         this.attributes = attributes;
         this.rnrTimeoutNanos = rnrTimeoutNanos;
-        int rqCap = Shm.pow2(attributes.maxRecvWr());
-        this.cqCapacity = Shm.pow2(attributes.cqSize());
+        this.qpNumber = QP_NUMBERS.incrementAndGet() & 0xFFFFFF;
+        this.sharedCq = sharedCq;
+        this.srq = srq;
+        int rqCap = srq != null ? 1 : Shm.pow2(attributes.maxRecvWr());
+        this.cqCapacity = sharedCq != null ? 1 : Shm.pow2(attributes.cqSize());
         this.rqMask = rqCap - 1;
         this.cqMask = cqCapacity - 1;
         this.cqBase = RQ_BASE + rqCap * RQE;
@@ -135,6 +170,21 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         for (int i = 0; i < cqCapacity; i++) {
             LONG.set(q, cqBase + i * CQE, (long) i);
         }
+        int slot = 0;
+        if (sharedCq != null) {
+            try {
+                slot = sharedCq.attach(this);
+            } catch (IOException e) {
+                Shm.delete(path);
+                throw e;
+            }
+        }
+        this.cqSlot = slot;
+        this.ownCq = sharedCq != null ? sharedCq.q : q;
+        INT.set(q, H_CQ_FILE, sharedCq != null ? sharedCq.fileNumber : 0);
+        INT.set(q, H_CQ_SLOT, slot);
+        INT.set(q, H_SRQ_FILE, srq != null ? srq.fileNumber : 0);
+        INT.set(q, H_QPN, qpNumber);
         INT.set(q, H_STATE, INIT);
         INT.setRelease(q, H_MAGIC, MAGIC);
         int n = attributes.maxSendWr();
@@ -158,16 +208,32 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         if ((int) INT.getAcquire(b, H_MAGIC) != MAGIC) {
             throw new IOException("software RNIC: " + p + " is not a queue pair");
         }
-        int rqCap = Shm.pow2(peerAttributes.maxRecvWr());
-        int cqCap = Shm.pow2(peerAttributes.cqSize());
+        int cqFile = (int) INT.get(b, H_CQ_FILE);
+        int srqFile = (int) INT.get(b, H_SRQ_FILE);
+        int rqCap = srqFile != 0 ? 1 : Shm.pow2(peerAttributes.maxRecvWr());
+        int cqCap = cqFile != 0 ? 1 : Shm.pow2(peerAttributes.cqSize());
         if (b.capacity() != RQ_BASE + rqCap * RQE + cqCap * CQE) {
             throw new IOException("software RNIC: " + p + " does not match the peer's attributes");
         }
         this.peer = device.peer(peerPid);
         this.pq = b;
-        this.pRqMask = rqCap - 1;
-        this.pCqBase = RQ_BASE + rqCap * RQE;
-        this.pCqMask = cqCap - 1;
+        if (srqFile != 0) {
+            this.pRq = SoftSharedReceiveQueue.map(device, peerPid, srqFile);
+            this.pRqMask = (int) INT.get(pRq, SoftSharedReceiveQueue.H_CAPACITY) - 1;
+        } else {
+            this.pRq = b;
+            this.pRqMask = rqCap - 1;
+        }
+        if (cqFile != 0) {
+            this.pCq = SoftCompletionQueue.map(device, peerPid, cqFile);
+            this.pCqBase = RQ_BASE;
+            this.pCqMask = (int) INT.get(pCq, SoftCompletionQueue.H_CAPACITY) - 1;
+            this.pCqSlotBits = (int) INT.get(b, H_CQ_SLOT) << SoftCompletionQueue.SLOT_SHIFT;
+        } else {
+            this.pCq = b;
+            this.pCqBase = RQ_BASE + rqCap * RQE;
+            this.pCqMask = cqCap - 1;
+        }
         this.peerPd = peerPdId;
         this.localPeer = peerPid == device.pid ? LIVE.get(peerFile) : null;
         Shm.delete(p);
@@ -189,15 +255,27 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     /** Moves this QP (and, for errors a responder detects too, the peer's) to ERROR; wakes the pollers. Any thread. */
     void toError(boolean alsoPeer) {
         setState(ERROR);
-        wake(this);
+        errored(this);
         if (alsoPeer && pq != null) {
             INT.setVolatile(pq, H_STATE, ERROR);
-            wake(localPeer);
+            errored(localPeer);
+        }
+    }
+
+    private static void errored(SoftQueuePair qp) {
+        if (qp != null && qp.sharedCq != null) {
+            qp.sharedCq.attention();
+        } else {
+            wake(qp);
         }
     }
 
     private static void wake(SoftQueuePair qp) {
         if (qp != null) {
+            if (qp.sharedCq != null) {
+                qp.sharedCq.wake();
+                return;
+            }
             Thread w = qp.waiter;
             if (w != null) {
                 LockSupport.unpark(w);
@@ -205,11 +283,16 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         }
     }
 
+    @Override
+    public int qpNumber() {
+        return qpNumber;
+    }
+
     // ---------------------------------------------------------------- posting
 
     @Override
     public boolean postRecv(long wrId, MemoryRegion region, int offset, int length) {
-        if (closed || recvOutstanding >= attributes.maxRecvWr()) {
+        if (closed || srq != null || recvOutstanding >= attributes.maxRecvWr()) {
             return false;
         }
         recvOutstanding++;
@@ -278,6 +361,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         int i = (sqHead + sqCount) % sqOp.length;
         if (sqCount == 0) {
             rnrDeadline = System.nanoTime() + rnrTimeoutNanos;
+            if (sharedCq != null) {
+                sharedCq.waitingQps++;
+            }
         }
         sqOp[i] = op;
         sqWrId[i] = wrId;
@@ -324,6 +410,34 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         sqMr[sqHead] = null;
         sqHead = (sqHead + 1) % sqOp.length;
         sqCount--;
+        if (sqCount == 0 && sharedCq != null) {
+            sharedCq.waitingQps--;
+        }
+    }
+
+    /** On a shared CQ's poll (owner thread): retries our waiting sends, if any. */
+    void progressWaiting() {
+        if (sqCount > 0 && !closed) {
+            progress();
+        }
+    }
+
+    /** On a shared CQ's poll after some QP went to ERROR (owner thread): flushes ours if it is this one. */
+    void flushIfError() {
+        if (!closed && st() == ERROR) {
+            flush();
+        }
+    }
+
+    /** A shared CQ polled one of our completions: the receive or the send-queue entries it retires are free. */
+    void retired(int op, int retire) {
+        if (op == OP_RECV) {
+            if (srq == null) {
+                recvOutstanding--;
+            }
+        } else {
+            sendOutstanding -= retire;
+        }
     }
 
     /** Performs one work request as requester and responder; NOT_READY when the peer has no receive posted. */
@@ -360,7 +474,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             return DONE;
         }
         if (op == OP_SEND) {
-            if (!take(pq, pRqMask)) {
+            if (!take(pRq, pRqMask)) {
                 return NOT_READY;
             }
             int rst = length > tkLength
@@ -492,13 +606,26 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     private void putOwn(long wrId, int op, int status, int length, int inv, boolean withInv, int retire) {
-        if (!put(q, cqBase, cqMask, wrId, op | status << 4 | (withInv ? 1 << 12 : 0), length, inv, retire)) {
+        int word = op | status << 4 | (withInv ? 1 << 12 : 0);
+        boolean ok = sharedCq != null
+                ? put(
+                        ownCq,
+                        RQ_BASE,
+                        sharedCq.mask,
+                        wrId,
+                        word | cqSlot << SoftCompletionQueue.SLOT_SHIFT,
+                        length,
+                        inv,
+                        retire)
+                : put(q, cqBase, cqMask, wrId, word, length, inv, retire);
+        if (!ok) {
             toError(true); // CQ overrun: cannot happen within the posting limits
         }
     }
 
     private void putPeer(long wrId, int op, int status, int length, int inv, boolean withInv) {
-        if (!put(pq, pCqBase, pCqMask, wrId, op | status << 4 | (withInv ? 1 << 12 : 0), length, inv, 0)) {
+        int word = op | status << 4 | (withInv ? 1 << 12 : 0) | pCqSlotBits;
+        if (!put(pCq, pCqBase, pCqMask, wrId, word, length, inv, 0)) {
             toError(true);
         }
         wake(localPeer);
@@ -532,6 +659,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         if (closed) {
             return 0;
         }
+        if (sharedCq != null) {
+            throw new IllegalStateException("this QP's completions are on its shared CQ");
+        }
         if (sqCount > 0) {
             progress();
         }
@@ -552,6 +682,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             wc.withInvalidate = (word & 1 << 12) != 0;
             wc.byteLength = (int) INT.get(q, cell + 20);
             wc.invalidatedRkey = (int) INT.get(q, cell + 24);
+            wc.qpNumber = qpNumber;
             int retire = (int) INT.get(q, cell + 28);
             LONG.setRelease(q, cell, cqHead + cqCapacity);
             cqHead++;
@@ -570,7 +701,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             completeSend(sqWrId[sqHead], sqOp[sqHead], WR_FLUSH_ERR, 0);
             dequeue();
         }
-        while (take(q, rqMask)) {
+        while (srq == null && take(q, rqMask)) {
             putOwn(tkWrId, OP_RECV, WR_FLUSH_ERR, 0, 0, false, 0);
         }
     }
@@ -623,9 +754,16 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     }
 
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
-    void close() {
-        closed = true;
+    void destroy() {
         toError(false);
+        closed = true;
+        if (sharedCq != null) {
+            if (sqCount > 0) {
+                sharedCq.waitingQps--; // owner thread: the waiting sends are forgotten with the QP
+                sqCount = 0;
+            }
+            sharedCq.detach(cqSlot);
+        }
         LIVE.remove(fileName);
         Shm.delete(path);
     }

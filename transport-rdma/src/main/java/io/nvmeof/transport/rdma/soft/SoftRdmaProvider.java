@@ -142,7 +142,7 @@ public final class SoftRdmaProvider implements RdmaProvider {
                     // failing anyway
                 }
                 if (qp != null) {
-                    qp.close();
+                    qp.destroy();
                 }
             }
         }

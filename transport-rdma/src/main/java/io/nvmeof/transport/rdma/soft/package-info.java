@@ -32,6 +32,15 @@
  * belongs to this device and PD and is valid, the segment is inside it, LOCAL_WRITE for a Read's destination
  * (LOC_PROT_ERR; only this QP goes to ERROR).
  *
+ * <p>Shared CQs and shared receive queues ({@code ProtectionDomain.createCompletionQueue} /
+ * {@code createSharedReceiveQueue}): a CQ file {@code <pid>-c<k>} and an SRQ file {@code <pid>-s<k>} with the same
+ * ring layouts (ring from offset 256, capacity at 16). A QP created with them has empty rings of its own and names the
+ * files (and its slot on the CQ) in its header; its peer maps them at connect, takes receives from the SRQ (CAS on its
+ * head, whichever of our QPs it sends to) and writes RECV completions into the CQ with our slot in bits 13..31 of the
+ * CQE's opcode word; our own completions carry it too. The CQ's poll reports each completion's QP number, retires
+ * that QP's send-queue entries, retries the sends of QPs waiting for a receiver and flushes QPs that went to ERROR
+ * (only when there are such). A QP in ERROR does not flush the SRQ. The files' names stay until they are closed.
+ *
  * <p>Receiver not ready: a Send that finds no posted receive waits in the QP's local send queue, with everything posted
  * after it (RC ordering), and is retried when the owner posts, polls or awaits, until the RNR timeout
  * ({@code -Dnvmeof.softrnic.rnrTimeoutMs}, default 1000; rnr_retry 7 treated as "this long") gives

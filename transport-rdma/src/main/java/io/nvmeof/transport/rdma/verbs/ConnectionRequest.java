@@ -21,8 +21,32 @@ public interface ConnectionRequest {
      * then accepts with {@code privateData} (NVMe/RDMA: 32 bytes with CRQSIZE, nvmeof-protocol.md §6.1). The returned connection is
      * established or about to be; a Send may arrive before the ESTABLISHED event (nvmeof-protocol.md §6.2).
      */
+    default RdmaConnection accept(
+            QueuePairAttributes attributes,
+            java.util.function.Consumer<RdmaConnection> receivesToPost,
+            ByteBuffer privateData)
+            throws IOException {
+        return accept(attributes, null, null, receivesToPost, privateData);
+    }
+
+    /**
+     * The protection domain the connection's QP will be created in (that of the device the request came in on), for
+     * the shared CQ and SRQ given to {@link #accept(QueuePairAttributes, CompletionQueue, SharedReceiveQueue,
+     * java.util.function.Consumer, ByteBuffer)}.
+     */
+    ProtectionDomain protectionDomain() throws IOException;
+
+    /**
+     * As {@link #accept(QueuePairAttributes, java.util.function.Consumer, ByteBuffer)}, with the QP's send and receive
+     * completions going to {@code sharedCq} (null: a CQ of the connection's own, {@code attributes.cqSize()} entries)
+     * and its receives taken from {@code srq} (null: the QP's own receive queue of {@code attributes.maxRecvWr()}).
+     * Both must come from {@link #protectionDomain()}; the connection's {@code completionQueue()} is then
+     * {@code sharedCq}.
+     */
     RdmaConnection accept(
             QueuePairAttributes attributes,
+            CompletionQueue sharedCq,
+            SharedReceiveQueue srq,
             java.util.function.Consumer<RdmaConnection> receivesToPost,
             ByteBuffer privateData)
             throws IOException;

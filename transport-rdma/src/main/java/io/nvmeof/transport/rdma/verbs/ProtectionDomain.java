@@ -23,4 +23,18 @@ public interface ProtectionDomain {
      * share with peers: a memory-mapped file; DiSNI takes any direct buffer).
      */
     ByteBuffer allocate(int size) throws IOException;
+
+    /**
+     * A completion queue of {@code entries} entries that QPs of this PD can share (ibv_create_cq with its own
+     * completion channel; pass it to {@link ConnectionRequest#accept(QueuePairAttributes, CompletionQueue,
+     * SharedReceiveQueue, java.util.function.Consumer, ByteBuffer)}). Cold path.
+     */
+    CompletionQueue createCompletionQueue(int entries) throws IOException;
+
+    /**
+     * A shared receive queue holding up to {@code maxWr} posted buffers of this PD (ibv_create_srq). Cold path.
+     *
+     * @throws UnsupportedOperationException if the provider has no SRQ (the caller posts receives per QP instead)
+     */
+    SharedReceiveQueue createSharedReceiveQueue(int maxWr) throws IOException;
 }

@@ -16,6 +16,9 @@ public interface QueuePair {
 
     State state();
 
+    /** The QP number (qp_num) that this QP's work completions carry in {@link WorkCompletion#qpNumber}. */
+    int qpNumber();
+
     /** Posts a receive buffer for one incoming Send. */
     boolean postRecv(long wrId, MemoryRegion region, int offset, int length);
 

@@ -40,6 +40,8 @@ public final class WorkCompletion {
     public int invalidatedRkey;
 
     public boolean withInvalidate;
+    /** The QP the work request belonged to ({@link QueuePair#qpNumber()}; ibv_wc.qp_num): the key on a shared CQ. */
+    public int qpNumber;
 
     public boolean ok() {
         return status == Status.SUCCESS;
@@ -47,7 +49,7 @@ public final class WorkCompletion {
 
     @Override
     public String toString() {
-        return "WC[wrId=" + wrId + " " + opcode + " " + status + " len=" + byteLength
+        return "WC[qp=" + qpNumber + " wrId=" + wrId + " " + opcode + " " + status + " len=" + byteLength
                 + (withInvalidate ? " inv=0x" + Integer.toHexString(invalidatedRkey) : "") + "]";
     }
 }

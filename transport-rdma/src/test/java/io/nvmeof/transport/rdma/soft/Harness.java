@@ -62,6 +62,7 @@ final class Harness {
         c.byteLength = w.byteLength;
         c.invalidatedRkey = w.invalidatedRkey;
         c.withInvalidate = w.withInvalidate;
+        c.qpNumber = w.qpNumber;
         return c;
     }
 

@@ -1,19 +1,14 @@
 package io.nvmeof.transport.rdma.disni.impl;
 
-import com.ibm.disni.verbs.IbvCQ;
-import com.ibm.disni.verbs.IbvCompChannel;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.IbvRecvWR;
 import com.ibm.disni.verbs.IbvSendWR;
 import com.ibm.disni.verbs.IbvSge;
-import com.ibm.disni.verbs.IbvWC;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPollCq;
 import com.ibm.disni.verbs.SVCPostRecv;
 import com.ibm.disni.verbs.SVCPostSend;
-import com.ibm.disni.verbs.SVCReqNotify;
 import com.ibm.disni.verbs.impl.NatObject;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -34,8 +29,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * One RC connection: its QP (created by DiSNI's {@code RdmaCm.createQP} on the CM id), one CQ with a completion
  * channel, and the PD of its device. Work requests go through DiSNI's stateful verb calls: one prepared
  * {@link SVCPostSend} per opcode (Send, RDMA Write, RDMA Read) whose wr_id, flags, segment and remote address are
- * rewritten in place before each post, prepared {@link SVCPostRecv}s cached by wr_id, one {@link SVCPollCq} per batch
- * size and one {@link SVCReqNotify}. This object is the connection, its queue pair and its completion queue.
+ * rewritten in place before each post, prepared {@link SVCPostRecv}s cached by wr_id. Completions go to a
+ * {@link DisniCompletionQueue}: the connection's own (then this object is also its completion queue) or one shared
+ * with other connections of the device (a target poll group's).
  */
 final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueue, DisniVerbs.Endpoint {
     private static final int IBV_WR_RDMA_WRITE = 0;
@@ -44,23 +40,22 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     /** rdma-core's IBV_WR_SEND_WITH_INV (DiSNI 2.1 has no constant; its imm_data slot is the invalidate_rkey union). */
     private static final int IBV_WR_SEND_WITH_INV = 9;
 
-    private static final int IBV_WC_WITH_INV = 1 << 3;
-    private static final int MAX_POLL = 32;
+    static final int IBV_WC_WITH_INV = 1 << 3;
 
     private final DisniVerbs provider;
     private final RdmaCmId id;
     private final DisniProtectionDomain pd;
     private final IbvContext context;
-    private final IbvCompChannel compChannel;
-    private final IbvCQ cq;
+    /** Our own CQ, or the shared one we were created with ({@link #sharedCq}). */
+    private final DisniCompletionQueue cq;
+
+    private final boolean sharedCq;
     private final IbvQP qp;
+    private final int qpNumber;
     private final Post send;
     private final Post write;
     private final Post read;
     private final RecvCache recvs;
-    private final IbvWC[] wcs = new IbvWC[MAX_POLL];
-    private final SVCPollCq[] pollCalls = new SVCPollCq[MAX_POLL + 1];
-    private final SVCReqNotify notify;
     private final CopyOnWriteArrayList<Runnable> disconnectListeners = new CopyOnWriteArrayList<>();
     private volatile BlockingQueue<Integer> cmEventSink;
     private volatile State state = State.INIT;
@@ -72,6 +67,12 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     private boolean closed;
 
     DisniConnection(DisniVerbs provider, RdmaCmId id, QueuePairAttributes attrs) throws IOException {
+        this(provider, id, attrs, null);
+    }
+
+    /** With {@code shared}: the QP's send and receive completions go to that CQ (null: a CQ of its own). */
+    DisniConnection(DisniVerbs provider, RdmaCmId id, QueuePairAttributes attrs, DisniCompletionQueue shared)
+            throws IOException {
         this.provider = provider;
         this.id = id;
         this.context = id.getVerbs();
@@ -79,12 +80,12 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             throw new IOException("the CM id has no RDMA device");
         }
         this.pd = provider.protectionDomain(context);
-        IbvCompChannel ch = null;
-        IbvCQ c = null;
+        DisniCompletionQueue c = shared;
         IbvQP q = null;
         try {
-            ch = provider.verbs.createCompChannel(context);
-            c = provider.verbs.createCQ(context, ch, attrs.cqSize(), 0);
+            if (c == null) {
+                c = new DisniCompletionQueue(provider.verbs, context, attrs.cqSize(), this);
+            }
             IbvQPInitAttr init = new IbvQPInitAttr();
             init.cap().setMax_send_wr(attrs.maxSendWr());
             init.cap().setMax_recv_wr(attrs.maxRecvWr());
@@ -92,8 +93,8 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             init.cap().setMax_recv_sge(attrs.maxRecvSge());
             init.cap().setMax_inline_data(0);
             init.setQp_type(IbvQP.IBV_QPT_RC);
-            init.setSend_cq(c);
-            init.setRecv_cq(c);
+            init.setSend_cq(c.cq);
+            init.setRecv_cq(c.cq);
             q = provider.cm.createQP(id, pd.pd, init);
             if (q == null) {
                 throw new IOException("rdma_create_qp failed");
@@ -102,25 +103,19 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             if (q != null) {
                 provider.cm.destroyQP(id);
             }
-            if (c != null) {
-                provider.verbs.destroyCQ(c);
-            }
-            if (ch != null) {
-                provider.verbs.destroyCompChannel(ch);
+            if (c != null && c != shared) {
+                c.close();
             }
             throw e;
         }
-        this.compChannel = ch;
         this.cq = c;
+        this.sharedCq = shared != null;
         this.qp = q;
+        this.qpNumber = q.getQp_num();
         this.send = new Post(IBV_WR_SEND, 0);
         this.write = new Post(IBV_WR_RDMA_WRITE, 0);
         this.read = new Post(IBV_WR_RDMA_READ, 0);
         this.recvs = new RecvCache(attrs.maxRecvWr());
-        for (int i = 0; i < wcs.length; i++) {
-            wcs[i] = new IbvWC();
-        }
-        this.notify = provider.verbs.reqNotifyCQ(cq, false);
     }
 
     long contextId() {
@@ -188,7 +183,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
 
     @Override
     public CompletionQueue completionQueue() {
-        return this;
+        return sharedCq ? cq : this;
     }
 
     @Override
@@ -274,14 +269,9 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             write.free();
             read.free();
             recvs.clear();
-            for (SVCPollCq p : pollCalls) {
-                if (p != null) {
-                    p.free();
-                }
+            if (!sharedCq) {
+                cq.close();
             }
-            notify.free();
-            provider.verbs.destroyCQ(cq);
-            provider.verbs.destroyCompChannel(compChannel);
             provider.cm.destroyCmId(id);
         } catch (IOException | RuntimeException e) {
             System.err.println("disni: closing a connection: " + e);
@@ -293,6 +283,11 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     @Override
     public State state() {
         return state;
+    }
+
+    @Override
+    public int qpNumber() {
+        return qpNumber;
     }
 
     @Override
@@ -466,37 +461,17 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
 
     @Override
     public int poll(WorkCompletion[] out) {
-        int n = Math.min(out.length, MAX_POLL);
-        if (n == 0 || closed) {
-            return 0;
-        }
-        SVCPollCq call = pollCalls[n];
-        int got;
-        try {
-            if (call == null) {
-                call = provider.verbs.pollCQ(cq, wcs, n);
-                pollCalls[n] = call;
-            }
-            got = call.execute().getPolls();
-        } catch (IOException e) {
-            return 0;
-        }
-        for (int i = 0; i < got; i++) {
-            convert(wcs[i], out[i]);
-        }
-        return got;
+        return cq.poll(out);
     }
 
-    private void convert(IbvWC wc, WorkCompletion out) {
-        out.wrId = wc.getWr_id();
-        out.status = status(wc.getStatus());
-        out.opcode = opcode(wc.getOpcode());
-        out.byteLength = wc.getByte_len();
-        out.withInvalidate = (wc.getWc_flags() & IBV_WC_WITH_INV) != 0;
-        out.invalidatedRkey = out.withInvalidate ? wc.getImm_data() : 0;
-        if (out.status != WorkCompletion.Status.SUCCESS) {
-            state = State.ERROR;
-        }
+    @Override
+    public boolean await(Duration timeout) throws InterruptedException {
+        return cq.await(timeout);
+    }
+
+    /** Our own CQ saw an error completion: the QP is in the error state. */
+    void errorCompletion() {
+        state = State.ERROR;
     }
 
     /** ibv_wc_status numbers (verbs.h). */
@@ -538,31 +513,6 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             default:
                 return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
         }
-    }
-
-    @Override
-    public boolean await(Duration timeout) throws InterruptedException {
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        if (closed) {
-            return false;
-        }
-        boolean woken;
-        try {
-            notify.execute();
-            long ms = Math.max(0, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-            woken = provider.verbs.getCqEvent(compChannel, cq, (int) ms);
-            if (woken) {
-                provider.verbs.ackCqEvents(cq, 1);
-            }
-        } catch (IOException e) {
-            woken = false;
-        }
-        if (Thread.interrupted()) {
-            throw new InterruptedException();
-        }
-        return woken;
     }
 
     @Override

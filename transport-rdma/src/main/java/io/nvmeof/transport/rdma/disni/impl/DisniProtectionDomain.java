@@ -4,8 +4,10 @@ import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.RdmaVerbs;
 import com.ibm.disni.verbs.SVCRegMr;
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
+import io.nvmeof.transport.rdma.verbs.SharedReceiveQueue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -39,6 +41,20 @@ final class DisniProtectionDomain implements ProtectionDomain {
     @Override
     public ByteBuffer allocate(int size) {
         return ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    @Override
+    public CompletionQueue createCompletionQueue(int entries) throws IOException {
+        return new DisniCompletionQueue(verbs, pd.getContext(), entries, null);
+    }
+
+    /**
+     * Not available: DiSNI 2.1 has no SRQ verbs (no ibv_create_srq / ibv_post_srq_recv, and its createQP passes no
+     * SRQ), so each QP keeps its own receive queue.
+     */
+    @Override
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr) {
+        throw new UnsupportedOperationException("DiSNI 2.1 has no shared receive queue verbs");
     }
 
     private final class Region implements MemoryRegion {

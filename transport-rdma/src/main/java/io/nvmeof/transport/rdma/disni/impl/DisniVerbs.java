@@ -7,13 +7,16 @@ import com.ibm.disni.verbs.RdmaCmId;
 import com.ibm.disni.verbs.RdmaEventChannel;
 import com.ibm.disni.verbs.RdmaVerbs;
 import com.ibm.disni.verbs.impl.NatObject;
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequest;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequestHandler;
+import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaProvider;
 import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
+import io.nvmeof.transport.rdma.verbs.SharedReceiveQueue;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -294,14 +297,29 @@ public final class DisniVerbs implements RdmaProvider {
         }
 
         @Override
+        public ProtectionDomain protectionDomain() throws IOException {
+            return DisniVerbs.this.protectionDomain(id.getVerbs());
+        }
+
+        @Override
         public synchronized RdmaConnection accept(
-                QueuePairAttributes attributes, Consumer<RdmaConnection> receivesToPost, ByteBuffer privateData)
+                QueuePairAttributes attributes,
+                CompletionQueue sharedCq,
+                SharedReceiveQueue srq,
+                Consumer<RdmaConnection> receivesToPost,
+                ByteBuffer privateData)
                 throws IOException {
             if (decided) {
                 throw new IllegalStateException("connection request already accepted or rejected");
             }
+            if (srq != null) {
+                throw new IllegalArgumentException("DiSNI 2.1 has no shared receive queues");
+            }
+            if (sharedCq != null && !(sharedCq instanceof DisniCompletionQueue)) {
+                throw new IllegalArgumentException("the shared CQ must come from this provider");
+            }
             decided = true;
-            DisniConnection c = new DisniConnection(DisniVerbs.this, id, attributes);
+            DisniConnection c = new DisniConnection(DisniVerbs.this, id, attributes, (DisniCompletionQueue) sharedCq);
             try {
                 register(id, c);
                 if (receivesToPost != null) {
