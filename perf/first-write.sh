@@ -11,6 +11,9 @@
 #   rewrite: RUNTIME seconds over the region the first run wrote (every write a rewrite).
 # and prints MiB/s, p50/p99 of both and their ratio. TARGET_JAVA_OPTS go to the target's JVM, e.g.
 # TARGET_JAVA_OPTS=-Dio.nvmeof.chunkPool=0 for the behaviour without the chunk pool (allocation on the queue thread).
+# To compare settings in one run, ALTERNATE lists several TARGET_JAVA_OPTS separated by '|'; each round then runs
+# every one of them in turn (a fresh target each), e.g. the pool's memory in huge page slabs against allocateDirect:
+#   ALTERNATE='-Dio.nvmeof.chunkSlabs=off|-Dio.nvmeof.chunkSlabs=huge' perf/first-write.sh 5
 # Knobs: NS_SIZE (8g: whole GiB, written with the g), BS (128k), IODEPTH (8), RUNTIME (1), TARGET_CPU (1), PERF_CPU (0), PORT (4431).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +33,7 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/first-write.XXXXXX")
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 URI="nvme+tcp://127.0.0.1:$PORT/$NQN"
 TPID=
-stop_target() { [ -n "$TPID" ] && kill "$TPID" 2>/dev/null && wait "$TPID" 2>/dev/null; TPID=; }
+stop_target() { if [ -n "$TPID" ]; then kill "$TPID" 2>/dev/null || true; wait "$TPID" 2>/dev/null || true; fi; TPID=; }
 trap stop_target EXIT
 
 perf() { # NAME SIZE [OFFSET]
@@ -41,8 +44,11 @@ field() { # JSON EXPR
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); w=j['jobs'][0]['write']; print($2)" "$1"
 }
 
-echo "first-write.sh: load average $(cut -d' ' -f1-3 /proc/loadavg); target JVM opts: ${TARGET_JAVA_OPTS:-(none)}"
+echo "first-write.sh: load average $(cut -d' ' -f1-3 /proc/loadavg); target JVM opts: ${ALTERNATE:-${TARGET_JAVA_OPTS:-(none)}}"
+IFS='|' read -r -a SETTINGS <<< "${ALTERNATE:-${TARGET_JAVA_OPTS:-}}"
+[ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=("")
 for round in $(seq 1 "$ROUNDS"); do
+for TARGET_JAVA_OPTS in "${SETTINGS[@]}"; do
   # shellcheck disable=SC2046,SC2086
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) ${TARGET_JAVA_OPTS:-} -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
@@ -59,7 +65,9 @@ for round in $(seq 1 "$ROUNDS"); do
   void=""
   [ "$written" -ge $((ns_bytes - (1 << 30))) ] && void=" (VOID: wrapped around the namespace, raise NS_SIZE)"
   perf rewrite "$region"
-  python3 - "$OUT/first.json" "$OUT/rewrite.json" "$round" "$void" <<'EOF'
+  label=$round
+  [ ${#SETTINGS[@]} -gt 1 ] && label="$round [${TARGET_JAVA_OPTS:-no opts}]"
+  python3 - "$OUT/first.json" "$OUT/rewrite.json" "$label" "$void" <<'EOF'
 import json, sys
 def load(p):
     w = json.load(open(p))["jobs"][0]["write"]
@@ -69,5 +77,6 @@ print(f"round {sys.argv[3]}: first {f[0]:.0f} MiB/s p50 {f[1]:.0f} us p99 {f[2]:
       f"p50 {r[1]:.0f} us p99 {r[2]:.0f} us | first/rewrite {f[0]/r[0]:.2f}{sys.argv[4]}")
 EOF
   stop_target
+done
 done
 rm -rf "$OUT"
