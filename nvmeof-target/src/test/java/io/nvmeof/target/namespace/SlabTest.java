@@ -69,12 +69,23 @@ class SlabTest {
 
     @Test
     void modesParseAndUnknownOnesAreRefused() {
-        assertEquals(SlabMode.HUGE, SlabMode.parse(null));
+        assertEquals(SlabMode.AUTO, SlabMode.parse(null));
+        assertEquals(SlabMode.AUTO, SlabMode.parse("auto"));
         assertEquals(SlabMode.HUGE, SlabMode.parse(" Huge "));
         assertEquals(SlabMode.SMALL, SlabMode.parse("small"));
         assertEquals(SlabMode.OFF, SlabMode.parse("OFF"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SlabMode.parse("giant"));
         assertTrue(e.getMessage().contains("io.nvmeof.chunkSlabs"), e.getMessage());
+    }
+
+    @Test
+    void autoChoosesSmallPagesWhereTheBalloonReportsFreePagesAndHugeOnesElsewhere() {
+        assumeNative();
+        SlabMode auto = SlabMemory.effective(SlabMode.AUTO);
+        assertEquals(SlabMemory.freePageReporting() ? SlabMode.SMALL : SlabMode.HUGE, auto);
+        assertEquals(SlabMode.HUGE, SlabMemory.effective(SlabMode.HUGE), "an explicit mode is kept");
+        assertEquals(SlabMode.OFF, SlabMemory.effective(SlabMode.OFF));
+        assertEquals(auto, new ChunkPool(new MemoryBudget(1L << 30), new ChunkMemory(), 64, SlabMode.AUTO).mode());
     }
 
     @Test
