@@ -18,9 +18,10 @@ import java.util.concurrent.locks.LockSupport;
  * RamNamespace#CHUNK_SIZE}) chunks ready. Each is reserved from the {@link MemoryBudget} first, so the pool counts
  * against the budget and stops growing when the budget is spent (it retries once a second, when namespaces may have
  * freed memory). How the memory is made is the {@link SlabMode} ({@code -Dio.nvmeof.chunkSlabs}): by default 16
- * chunks at a time from one 2 MiB {@link Slab} with a transparent huge page, backed in one system call (one fault and
- * one zeroing pass, several times faster per byte than small pages on this project's machines, perf/README.md); or
- * one chunk at a time with {@link ByteBuffer#allocateDirect}, which zeroes it and so makes the kernel fault in every
+ * chunks at a time from one 2 MiB {@link Slab}, backed in one system call, with a transparent huge page (one fault and
+ * one zeroing pass; 7-11 GiB/s against 1-2 GiB/s for small pages where the host keeps the memory backed) except in a
+ * VM whose balloon reports free pages to the host, where huge pages were measured slower (perf/README.md); or one
+ * chunk at a time with {@link ByteBuffer#allocateDirect}, which zeroes it and so makes the kernel fault in every
  * page on the refill thread. Either way each chunk is handed to {@link ChunkMemory} before it is queued, so every
  * memory observer (an RDMA listener's memory registration) knows it before any transport can see it. With slabs the
  * capacity is a whole number of slabs and the pool refills a slab at a time once a slab's worth is missing; a pool
@@ -30,8 +31,9 @@ import java.util.concurrent.locks.LockSupport;
  * no allocation; it wakes the refill thread once the pool is down to its low-water mark (half, or a slab less than
  * full). An empty pool returns null and the caller allocates the chunk itself, as without a pool. Making chunks one at
  * a time, the refill thread then stands back, so the pool fills in the pauses between bursts of first writes rather
- * than competing with a saturating stream of them (measured slower); making slabs it keeps going, since a slab costs
- * the core less per chunk than the writers' own small-page faults. Only the refill thread adds chunks, reserving
+ * than competing with a saturating stream of them (measured slower); making slabs it keeps going, since a slab is one
+ * system call rather than 32 faults per chunk taken in turns with the writers' own (a design choice, not measured
+ * apart). Only the refill thread adds chunks, reserving
  * their budget under this object's monitor, so {@link #namespaceBytes} reads a consistent pair.
  *
  * <p>Ownership: a queued chunk holds its two initial references (the table's and the taker's, see {@link Chunk}) and
