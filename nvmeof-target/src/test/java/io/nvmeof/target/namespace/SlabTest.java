@@ -79,6 +79,30 @@ class SlabTest {
     }
 
     @Test
+    void theSystemPropertyChoosesTheModeOfAPool() {
+        String old = System.getProperty(SlabMode.PROPERTY);
+        try {
+            System.setProperty(SlabMode.PROPERTY, "off");
+            assertEquals(SlabMode.OFF, new ChunkPool(new MemoryBudget(1L << 30), new ChunkMemory(), 64).mode());
+            System.setProperty(SlabMode.PROPERTY, "small");
+            assertEquals(
+                    SlabMemory.effective(SlabMode.SMALL),
+                    new ChunkPool(new MemoryBudget(1L << 30), new ChunkMemory(), 64).mode());
+            System.setProperty(SlabMode.PROPERTY, "giant");
+            assertThrows(
+                    IllegalArgumentException.class,
+                    () -> new ChunkPool(new MemoryBudget(1L << 30), new ChunkMemory(), 64),
+                    "a bad value stops the target at start, not silently");
+        } finally {
+            if (old == null) {
+                System.clearProperty(SlabMode.PROPERTY);
+            } else {
+                System.setProperty(SlabMode.PROPERTY, old);
+            }
+        }
+    }
+
+    @Test
     void autoChoosesSmallPagesWhereTheBalloonReportsFreePagesAndHugeOnesElsewhere() {
         assumeNative();
         SlabMode auto = SlabMemory.effective(SlabMode.AUTO);
