@@ -59,20 +59,30 @@ for TARGET_JAVA_OPTS in "${SETTINGS[@]}"; do
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
     --namespace "size=$NS_SIZE,bs=4096" --memory-budget "$NS_SIZE" > "$OUT/target.log" 2>&1 &
   TPID=$!
+  rm -f "$OUT"/*.stderr "$OUT"/*.json
   for _ in $(seq 1 300); do grep -q "listening on" "$OUT/target.log" 2>/dev/null && break; sleep 0.1; done
   ns_bytes=$(python3 -c "import sys; print(int(sys.argv[1].rstrip('g'))<<30)" "$NS_SIZE")
-  # warm the target's code paths (first writes included) in the namespace's last GiB, then let the pool fill again
-  perf warm $((1 << 30)) $((ns_bytes - (1 << 30))) "$WARM"
-  perf before $((1 << 30)) $((ns_bytes - (1 << 30)))
-  sleep 1
-  perf first $((ns_bytes - (1 << 30)))
+  label=$round
+  [ ${#SETTINGS[@]} -gt 1 ] && label="$round [${TARGET_JAVA_OPTS:-no opts}]"
+  # warm the target's code paths (first writes included) in the namespace's last GiB, rewrite it once measured, then
+  # let the pool fill again
+  # A run that fails (on a loaded machine the target may not even answer the connection in time) voids this round
+  # only: it is reported, and the next one runs.
+  if ! { perf warm $((1 << 30)) $((ns_bytes - (1 << 30))) "$WARM" && perf before $((1 << 30)) $((ns_bytes - (1 << 30))) &&
+         sleep 1 && perf first $((ns_bytes - (1 << 30))); }; then
+    echo "round $label: VOID, a perf run failed: $(cat "$OUT"/*.stderr | grep -v '^\(WARNING\|[A-Z][a-z][a-z] [0-9]\)' | tail -1)"
+    stop_target
+    continue
+  fi
   written=$(field "$OUT/first.json" "w['io_bytes']")
   region=$(( written / (128 * 1024) * 128 * 1024 ))
   void=""
   [ "$written" -ge $((ns_bytes - (1 << 30))) ] && void=" (VOID: wrapped around the namespace, raise NS_SIZE)"
-  perf rewrite "$region"
-  label=$round
-  [ ${#SETTINGS[@]} -gt 1 ] && label="$round [${TARGET_JAVA_OPTS:-no opts}]"
+  if ! perf rewrite "$region"; then
+    echo "round $label: VOID, the rewrite run failed: $(tail -1 "$OUT/rewrite.stderr")"
+    stop_target
+    continue
+  fi
   python3 - "$OUT/before.json" "$OUT/first.json" "$OUT/rewrite.json" "$label" "$void" <<'EOF'
 import json, sys
 def load(p):
