@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * that reference and no release object is allocated per I/O. Deallocation swaps the table slot to null and drops the
  * table's reference; the native memory is freed, and its bytes returned to the {@link MemoryBudget}, when the last
  * reference goes: a chunk of its own frees its direct buffer, a chunk cut from a {@link Slab} gives its pages back to
- * the slab ({@link Slab#giveBack}, exactly once), which unmaps itself with its last chunk. A count that reached 0 never rises again ({@link #tryRetain()} refuses), so freed memory is never
- * touched.
+ * the slab ({@link Slab#giveBack}, exactly once), which unmaps itself with its last chunk. A count that reached 0
+ * never rises again ({@link #tryRetain()} refuses), so freed memory is never touched.
  *
  * <p>The chunk is also the {@link io.nvmeof.core.spi.RegisteredMemory} of its memory: {@link ChunkMemory} stores the
  * handle each memory observer (e.g. an RDMA listener's memory region) returned for it.
