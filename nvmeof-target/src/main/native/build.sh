@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds libnvmeoffile.so (fallocate hole punching for file-backed namespaces, FileHoles) into OUTDIR. Called by the
+# Builds libnvmeoffile.so (fallocate hole punching for file-backed namespaces, FileHoles; 2 MiB slabs with transparent
+# huge pages for RAM namespaces, SlabMemory) into OUTDIR. Called by the
 # Maven build (profile native-file); skips with a message when there is no C compiler or no jni.h, and the target
-# then keeps file namespaces' blocks on deallocate (it says so in its log).
+# then keeps file namespaces' blocks on deallocate and allocates RAM chunks one by one (it says so in its log).
 #   build.sh OUTDIR [JAVA_HOME]
 set -euo pipefail
 out=${1:?usage: build.sh OUTDIR [JAVA_HOME]}
@@ -13,9 +14,11 @@ if [ ! -f "$jhome/include/jni.h" ]; then
 fi
 command -v "${CC:-gcc}" >/dev/null || { echo "[native-file] no C compiler (${CC:-gcc}): libnvmeoffile.so not built" >&2; exit 0; }
 mkdir -p "$out"
-src="$here/nvmeoffile.c"
+srcs=("$here/nvmeoffile.c" "$here/nvmeofslab.c")
 lib="$out/libnvmeoffile.so"
-if [ -f "$lib" ] && [ "$lib" -nt "$src" ] && [ "$lib" -nt "$0" ]; then exit 0; fi
+fresh=1
+for f in "${srcs[@]}" "$0"; do [ -f "$lib" ] && [ "$lib" -nt "$f" ] || fresh=0; done
+[ "$fresh" = 1 ] && exit 0
 "${CC:-gcc}" -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -fPIC -shared \
-  -I"$jhome/include" -I"$jhome/include/linux" -o "$lib" "$src"
+  -I"$jhome/include" -I"$jhome/include/linux" -o "$lib" "${srcs[@]}"
 echo "[native-file] built $lib"

@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * {@code TargetRequest.addData} passes the chunk itself as the {@link DataRelease}, so the transport's release drops
  * that reference and no release object is allocated per I/O. Deallocation swaps the table slot to null and drops the
  * table's reference; the native memory is freed, and its bytes returned to the {@link MemoryBudget}, when the last
- * reference goes. A count that reached 0 never rises again ({@link #tryRetain()} refuses), so freed memory is never
- * touched.
+ * reference goes: a chunk of its own frees its direct buffer, a chunk cut from a {@link Slab} gives its pages back to
+ * the slab ({@link Slab#giveBack}, exactly once), which unmaps itself with its last chunk. A count that reached 0
+ * never rises again ({@link #tryRetain()} refuses), so freed memory is never touched.
  *
  * <p>The chunk is also the {@link io.nvmeof.core.spi.RegisteredMemory} of its memory: {@link ChunkMemory} stores the
  * handle each memory observer (e.g. an RDMA listener's memory region) returned for it.
@@ -26,6 +27,10 @@ final class Chunk extends ChunkMemory.Registered {
     // nvmeof-protocol.md §0).
     private final MemoryBudget budget;
     private final ChunkMemory memory;
+    /** The slab the memory is cut from, or null for a chunk of its own (or of a file). */
+    private final Slab slab;
+
+    private final int slabIndex;
     private volatile int refs;
 
     /**
@@ -36,9 +41,23 @@ final class Chunk extends ChunkMemory.Registered {
      *               MappedFile}): that memory is the file's page cache, not freed here and not counted as RAM
      */
     Chunk(ByteBuffer buffer, MemoryBudget budget, ChunkMemory memory) {
+        this(buffer, budget, memory, null, 0);
+    }
+
+    /**
+     * A new chunk over chunk {@code index} of {@code slab}, with two references, announced to the observers. Its
+     * budget share was reserved with the slab; the slab gets it back when the last reference goes.
+     */
+    Chunk(Slab slab, int index, ChunkMemory memory) {
+        this(slab.chunk(index), null, memory, slab, index);
+    }
+
+    private Chunk(ByteBuffer buffer, MemoryBudget budget, ChunkMemory memory, Slab slab, int slabIndex) {
         super(buffer.order(ByteOrder.LITTLE_ENDIAN));
         this.budget = budget;
         this.memory = memory;
+        this.slab = slab;
+        this.slabIndex = slabIndex;
         REFS.lazySet(this, 2);
         memory.allocated(this);
     }
@@ -63,7 +82,9 @@ final class Chunk extends ChunkMemory.Registered {
         if (r == 0) {
             int bytes = buffer.capacity();
             memory.freeing(this); // observers let go (e.g. deregister the memory region) before the memory goes
-            if (budget != null) {
+            if (slab != null) {
+                slab.giveBack(slabIndex); // its pages and its budget share
+            } else if (budget != null) {
                 NativeMemory.free(buffer);
                 budget.release(bytes);
             }

@@ -1,13 +1,9 @@
 package io.nvmeof.target.namespace;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.net.URL;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -30,11 +26,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FileHoles {
     private static final Logger LOG = System.getLogger("io.nvmeof.target.namespace");
-    static final String NATIVE_RESOURCE = "native/linux-x86_64/libnvmeoffile.so";
+    static final String NATIVE_RESOURCE = NativeLibrary.NATIVE_RESOURCE;
     private static final int EOPNOTSUPP = 95;
 
-    /** Null once the library is loaded, else why not. */
-    private static final String UNAVAILABLE = load();
+    /** Null once the library is loaded ({@link NativeLibrary}), else why not. */
+    private static final String UNAVAILABLE = NativeLibrary.unavailableReason();
 
     private static final int ENXIO = 6;
     /** {@link #users} once {@link #close} began: no new user gets in. */
@@ -55,33 +51,6 @@ final class FileHoles {
         this.path = path;
         this.fd = fd;
         this.blockSize = blockSize;
-    }
-
-    private static String load() {
-        String os = System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT);
-        String arch = System.getProperty("os.arch", "");
-        if (!os.contains("linux") || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-            return "hole punching needs Linux on x86_64 (this is " + os + "/" + arch + ")";
-        }
-        URL lib = FileHoles.class.getClassLoader().getResource(NATIVE_RESOURCE);
-        if (lib == null) {
-            return NATIVE_RESOURCE + " is not in the build (it needs gcc and a JDK's jni.h at build time)";
-        }
-        try {
-            Path dir = Files.createTempDirectory("nvmeoffile");
-            Path so = dir.resolve("libnvmeoffile.so");
-            try (InputStream in = lib.openStream()) {
-                Files.copy(in, so, StandardCopyOption.REPLACE_EXISTING);
-            }
-            so.toFile().deleteOnExit();
-            dir.toFile().deleteOnExit();
-            System.load(so.toString());
-            return null;
-        } catch (IOException e) {
-            return "cannot extract " + NATIVE_RESOURCE + ": " + e;
-        } catch (UnsatisfiedLinkError | SecurityException e) {
-            return "cannot load libnvmeoffile.so: " + e.getMessage();
-        }
     }
 
     /** Null if the native library is loaded, else the reason it is not. */

@@ -16,6 +16,8 @@ import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /** First writes take chunks made ahead by the pool's thread: registered, within the budget, and without allocating. */
 @Timeout(60)
@@ -142,12 +144,16 @@ class ChunkPoolTest {
         assertEquals(0, budget.used());
     }
 
-    @Test
-    void aFirstWriteFromThePoolAllocatesNothingOnTheWritingThread() throws Exception {
+    /** Chunks from slabs (the default where the native library is built) and chunk by chunk ({@code off}). */
+    @ParameterizedTest
+    @EnumSource(
+            value = SlabMode.class,
+            names = {"AUTO", "OFF"})
+    void aFirstWriteFromThePoolAllocatesNothingOnTheWritingThread(SlabMode mode) throws Exception {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         MemoryBudget budget = new MemoryBudget(1L << 30);
         ChunkMemory memory = new ChunkMemory();
-        try (ChunkPool pool = new ChunkPool(budget, memory, 64)) {
+        try (ChunkPool pool = new ChunkPool(budget, memory, 64, mode)) {
             RamNamespace ns = new RamNamespace(1, 1L << 29, 4096, UUID.randomUUID(), false, budget, memory, pool);
             ByteBuffer data = ByteBuffer.allocateDirect(CHUNK);
             int next = 0;
