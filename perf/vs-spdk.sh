@@ -244,7 +244,7 @@ def cpu(name, r):
         t, i = (float(x) for x in open(os.path.join(out, name + ".cpu")).read().split())
     except Exception:
         return r
-    if r["iops"]:
+    if r["iops"] and t > 0 and i > 0:  # 0: a process starved for the whole sub-window (or a failed run)
         r["cpu_t"], r["cpu_i"] = t * 1e6 / r["iops"], i * 1e6 / r["iops"]
     return r
 
@@ -279,6 +279,8 @@ def us(x):
 def fmt(cell, r):
     if r is None:
         return "—"
+    if not r["iops"]:
+        return "no I/O completed (see the run's log)"
     tail = f"p99 {us(r['p99'])}" + (f", p99.99 {us(r['p9999'])}" if r["p9999"] else "")
     text = f"**{r['p50']:.1f} µs** ({tail})" if cell == "qd1" else f"**{r['iops'] / 1e3:.1f}K** ({tail})"
     if "cpu_t" in r:
