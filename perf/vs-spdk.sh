@@ -120,8 +120,8 @@ start_spdk() {
     kill -0 "$TPID" 2>/dev/null || { echo "vs-spdk.sh: nvmf_tgt exited, see $OUT/target-spdk.log" >&2; exit 1; }
     sleep 0.2
   done
-  # -q 256: queues deep enough for QD128 (a queue of N entries holds N-1 commands; SPDK's default 128 would refuse
-  # our perf's QD128 and make SPDK's perf queue the 128th command in software)
+  # -q 256: queues deep enough for QD128 (both initiators ask for QD+1 entries: a queue of N entries holds N-1
+  # commands; SPDK's default of 128 caps the QD128 cell's queues at 128)
   "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 256 > /dev/null
   "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
   "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
