@@ -25,7 +25,8 @@
 # Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
 # SPDK_TGT_OPTS (extra nvmf_tgt options; "--no-huge -s 2048" when the host has no free hugepages),
 # SPDK_PERF_OPTS (extra spdk_nvme_perf options; "--no-huge -s 512" without free hugepages),
-# FILL_SECONDS (120: the most the fill may take), CELLS (all; a space-separated subset of: qd1 qd32 qd128 read128k
+# FILL_SECONDS (120: the most the fill may take), RUN_SLACK (120: a run still going this long after its ramp and
+# runtime is stopped), CELLS (all; a space-separated subset of: qd1 qd32 qd128 read128k
 # randwrite), MODES ("busy default").
 # Prints a Markdown table (OUTDIR/results.md); every run's output stays in OUTDIR.
 set -euo pipefail
@@ -145,8 +146,14 @@ proc_ticks() {
 # (STARTUP: about the time the initiator takes to start and connect, 1 s for our JVM, 0.3 s for spdk_nvme_perf), the
 # second 0.7 RUNTIME later, inside the window. Writes "target_cores initiator_cores" (CPU seconds per second over
 # that sub-window) to OUTFILE; nothing if a process ended before the second sample.
-cpu_probe() { # OUTFILE INITIATOR_PID STARTUP
-  local t0 i0 t1 i1 a b c0 c1
+cpu_probe() { # OUTFILE TIMEOUT_PID STARTUP (the initiator is the child of that timeout process)
+  local t0 i0 t1 i1 a b c0 c1 ipid=
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    ipid=$(pgrep -P "$2" | head -1) && break
+    sleep 0.1
+  done
+  [ -n "$ipid" ] || return 0
+  set -- "$1" "$ipid" "$3"
   a=$(awk -v s="$3" -v r="$RAMP" -v t="$RUNTIME" 'BEGIN { print s + r + t / 10 }')
   b=$(awk -v t="$RUNTIME" 'BEGIN { print t * 0.7 }')
   sleep "$a"
@@ -159,11 +166,12 @@ cpu_probe() { # OUTFILE INITIATOR_PID STARTUP
     -v t="$((t1 - t0))" -v i="$((i1 - i0))" 'BEGIN { printf "%.4f %.4f\n", t / hz / dt, i / hz / dt }' > "$1"
 }
 
-# Runs an initiator command in the background with the CPU probe beside it and waits for both.
+# Runs an initiator command in the background with the CPU probe beside it and waits for both. A run that outlives
+# its ramp and runtime by RUN_SLACK seconds (120; e.g. a controller lost and reconnecting) is stopped.
 run_measured() { # NAME LOG STARTUP CMD...
   local name=$1 log=$2 startup=$3 ipid ppid rc=0
   shift 3
-  "$@" > "$log" 2>&1 &
+  timeout --kill-after=10 $((RAMP + RUNTIME + ${RUN_SLACK:-120})) "$@" > "$log" 2>&1 &
   ipid=$!
   cpu_probe "$OUT/$name.cpu" "$ipid" "$startup" &
   ppid=$!
