@@ -18,11 +18,16 @@
 # cores, and before reading from a target it writes the whole namespace once (SPDK's malloc bdev is real memory;
 # ours reads unwritten blocks from one shared zero buffer).
 #
+# Every figure carries its p99 and p99.99 and the CPU per I/O of both processes (utime+stime from /proc/PID/stat,
+# sampled inside the measured window, the same way for SPDK's processes and ours), and with SPDK_DIR a second table
+# gives the ratios to SPDK->SPDK.
+#
 # Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
-# SPDK_TGT_OPTS (extra nvmf_tgt options, e.g. "--no-huge -s 2048" on a host without hugepages),
-# SPDK_PERF_OPTS (extra spdk_nvme_perf options, e.g. "--no-huge"), FILL_SECONDS (120: the most the fill may take),
-# CELLS (all; a space-separated
-# subset of: qd1 qd32 qd128 read128k randwrite), MODES ("busy default").
+# SPDK_TGT_OPTS (extra nvmf_tgt options; "--no-huge -s 2048" when the host has no free hugepages),
+# SPDK_PERF_OPTS (extra spdk_nvme_perf options; "--no-huge -s 512" without free hugepages),
+# FILL_SECONDS (120: the most the fill may take), RUN_SLACK (120: a run still going this long after its ramp and
+# runtime is stopped), CELLS (all; a space-separated subset of: qd1 qd32 qd128 read128k
+# randwrite), MODES ("busy default").
 # Prints a Markdown table (OUTDIR/results.md); every run's output stays in OUTDIR.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,8 +52,16 @@ if [ -n "${SPDK_DIR:-}" ]; then
   for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
     [ -e "$SPDK_DIR/$f" ] || { echo "vs-spdk.sh: $SPDK_DIR/$f is missing (SPDK_DIR must be a built SPDK tree)" >&2; exit 2; }
   done
+  # Without hugepages SPDK's tools must run on ordinary memory: nvmf_tgt holds the 1 GiB malloc bdev and its
+  # transport buffers, spdk_nvme_perf its I/O buffers.
+  if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then
+    SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
+    SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
+    echo "vs-spdk.sh: no free hugepages: SPDK_TGT_OPTS='$SPDK_TGT_OPTS' SPDK_PERF_OPTS='$SPDK_PERF_OPTS'" >&2
+  fi
 fi
-echo "vs-spdk.sh: results in $OUT; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+cut -d' ' -f1-3 /proc/loadavg > "$OUT/load-start.txt"
+echo "vs-spdk.sh: results in $OUT; load average $(cat "$OUT/load-start.txt")" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 
@@ -108,11 +121,64 @@ start_spdk() {
     kill -0 "$TPID" 2>/dev/null || { echo "vs-spdk.sh: nvmf_tgt exited, see $OUT/target-spdk.log" >&2; exit 1; }
     sleep 0.2
   done
-  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 128 > /dev/null
+  # -q 256: queues deep enough for QD128 (both initiators ask for QD+1 entries: a queue of N entries holds N-1
+  # commands; SPDK's default of 128 caps the QD128 cell's queues at 128)
+  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 256 > /dev/null
   "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
   "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
   "${rpc[@]}" nvmf_subsystem_add_ns "$SPDK_NQN" Malloc0 > /dev/null
   "${rpc[@]}" nvmf_subsystem_add_listener "$SPDK_NQN" -t tcp -a 127.0.0.1 -s "$SPDK_PORT" > /dev/null
+}
+
+# ---- CPU per I/O ----
+# utime+stime (clock ticks) of a whole process, from /proc/PID/stat (fields 14 and 15, counted after the ") ").
+proc_ticks() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  # shellcheck disable=SC2086
+  set -- $stat
+  echo $((${12} + ${13}))
+}
+
+# Samples the CPU of the target (TPID) and of the initiator (PID) inside the measured window, with the same method
+# for SPDK's processes and ours: the first sample STARTUP + RAMP + a tenth of RUNTIME after the initiator started
+# (STARTUP: about the time the initiator takes to start and connect, 1 s for our JVM, 0.3 s for spdk_nvme_perf), the
+# second 0.7 RUNTIME later, inside the window. Writes "target_cores initiator_cores" (CPU seconds per second over
+# that sub-window) to OUTFILE; nothing if a process ended before the second sample.
+cpu_probe() { # OUTFILE TIMEOUT_PID STARTUP (the initiator is the child of that timeout process)
+  local t0 i0 t1 i1 a b c0 c1 ipid=
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    ipid=$(pgrep -P "$2" | head -1) && break
+    sleep 0.1
+  done
+  [ -n "$ipid" ] || return 0
+  set -- "$1" "$ipid" "$3"
+  a=$(awk -v s="$3" -v r="$RAMP" -v t="$RUNTIME" 'BEGIN { print s + r + t / 10 }')
+  b=$(awk -v t="$RUNTIME" 'BEGIN { print t * 0.7 }')
+  sleep "$a"
+  c0=$(date +%s.%N)
+  t0=$(proc_ticks "$TPID") && i0=$(proc_ticks "$2") || return 0
+  sleep "$b"
+  c1=$(date +%s.%N)
+  t1=$(proc_ticks "$TPID") && i1=$(proc_ticks "$2") || return 0
+  awk -v hz="$(getconf CLK_TCK)" -v dt="$(awk -v x="$c0" -v y="$c1" 'BEGIN { print y - x }')" \
+    -v t="$((t1 - t0))" -v i="$((i1 - i0))" 'BEGIN { printf "%.4f %.4f\n", t / hz / dt, i / hz / dt }' > "$1"
+}
+
+# Runs an initiator command in the background with the CPU probe beside it and waits for both. A run that outlives
+# its ramp and runtime by RUN_SLACK seconds (120; e.g. a controller lost and reconnecting) is stopped.
+run_measured() { # NAME LOG STARTUP CMD...
+  local name=$1 log=$2 startup=$3 ipid ppid rc=0
+  shift 3
+  timeout --kill-after=10 $((RAMP + RUNTIME + ${RUN_SLACK:-120})) "$@" > "$log" 2>&1 &
+  ipid=$!
+  cpu_probe "$OUT/$name.cpu" "$ipid" "$startup" &
+  ppid=$!
+  wait "$ipid" || rc=$?
+  kill "$ppid" 2>/dev/null || true
+  wait "$ppid" 2>/dev/null || true
+  return "$rc"
 }
 
 # ---- initiators ----
@@ -121,9 +187,9 @@ ours_perf() { # NAME URI MODE CELL
   read -r rw bs qd <<< "$(cell_args "$4")"
   [ "$3" = busy ] && hipri=(--hipri)
   echo "vs-spdk.sh: $1" >&2
-  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$2" "${hipri[@]}" --rw="$rw" --bs="$bs" --iodepth="$qd" \
-    --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.99 --output-format=json \
-    --output="$OUT/$1.json" 2> "$OUT/$1.stderr" || echo "vs-spdk.sh: $1 failed, see $OUT/$1.stderr" >&2
+  run_measured "$1" "$OUT/$1.stderr" 1 taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$2" "${hipri[@]}" \
+    --rw="$rw" --bs="$bs" --iodepth="$qd" --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.99 \
+    --output-format=json --output="$OUT/$1.json" || echo "vs-spdk.sh: $1 failed, see $OUT/$1.stderr" >&2
 }
 
 spdk_perf() { # NAME PORT NQN CELL
@@ -131,9 +197,9 @@ spdk_perf() { # NAME PORT NQN CELL
   read -r rw bs qd <<< "$(cell_args "$4")"
   echo "vs-spdk.sh: $1" >&2
   # shellcheck disable=SC2086
-  taskset -c "$PERF_CPU" "$SPDK_DIR/build/bin/spdk_nvme_perf" -c "$(printf '0x%x' $((1 << PERF_CPU)))" \
-    -q "$qd" -o "$bs" -w "$rw" -t "$RUNTIME" -a "$RAMP" -L ${SPDK_PERF_OPTS:-} \
-    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$2 subnqn:$3" > "$OUT/$1.txt" 2>&1 \
+  run_measured "$1" "$OUT/$1.txt" 0.3 taskset -c "$PERF_CPU" "$SPDK_DIR/build/bin/spdk_nvme_perf" \
+    -c "$(printf '0x%x' $((1 << PERF_CPU)))" -q "$qd" -o "$bs" -w "$rw" -t "$RUNTIME" -a "$RAMP" -L \
+    ${SPDK_PERF_OPTS:-} -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$2 subnqn:$3" \
     || echo "vs-spdk.sh: $1 failed, see $OUT/$1.txt" >&2
 }
 
@@ -169,6 +235,8 @@ if [ -n "${SPDK_DIR:-}" ]; then
   stop_target
 fi
 
+cut -d' ' -f1-3 /proc/loadavg > "$OUT/load-end.txt"
+
 # ---- the table ----
 CELLS="$CELLS" MODES="$MODES" python3 - "$OUT" <<'EOF' | tee "$OUT/results.md"
 import json, os, re, sys
@@ -178,6 +246,16 @@ modes = os.environ["MODES"].split()
 names = {"qd1": "4k randread QD1 p50", "qd32": "4k randread QD32 IOPS", "qd128": "4k randread QD128 IOPS",
          "read128k": "128k read QD8 IOPS", "randwrite": "4k randwrite QD32 IOPS"}
 
+def cpu(name, r):
+    # CPU per I/O (µs) of each side, from the /proc samples taken inside the window (cpu_probe)
+    try:
+        t, i = (float(x) for x in open(os.path.join(out, name + ".cpu")).read().split())
+    except Exception:
+        return r
+    if r["iops"] and t > 0 and i > 0:  # 0: a process starved for the whole sub-window (or a failed run)
+        r["cpu_t"], r["cpu_i"] = t * 1e6 / r["iops"], i * 1e6 / r["iops"]
+    return r
+
 def ours(name):
     try:
         j = json.load(open(os.path.join(out, name + ".json")))
@@ -186,8 +264,8 @@ def ours(name):
     job = j["jobs"][0]
     d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
     p = d["clat_ns"]["percentile"]
-    return {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3, "p99": p.get("99.000000", 0) / 1e3,
-            "p9999": p.get("99.990000", 0) / 1e3}
+    return cpu(name, {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3, "p99": p.get("99.000000", 0) / 1e3,
+                      "p9999": p.get("99.990000", 0) / 1e3})
 
 def spdk(name):
     try:
@@ -201,14 +279,21 @@ def spdk(name):
     for key, pct in (("p50", "50.00000"), ("p99", "99.00000"), ("p9999", "99.99000")):
         pm = re.search(r"^\s*" + re.escape(pct) + r"%\s*:\s*([\d.]+)us", text, re.M)
         r[key] = float(pm.group(1)) if pm else 0
-    return r
+    return cpu(name, r)
+
+def us(x):
+    return f"{x:.1f} µs" if x < 100 else f"{x:.0f} µs" if x < 10000 else f"{x / 1e3:.1f} ms"
 
 def fmt(cell, r):
     if r is None:
         return "—"
-    if cell == "qd1":
-        return f"{r['p50']:.1f} µs (p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs)"
-    return f"{r['iops']/1e3:.1f}K, p99 {r['p99']:.0f} µs, p99.99 {r['p9999']:.0f} µs"
+    if not r["iops"]:
+        return "no I/O completed (see the run's log)"
+    tail = f"p99 {us(r['p99'])}" + (f", p99.99 {us(r['p9999'])}" if r["p9999"] else "")
+    text = f"**{r['p50']:.1f} µs** ({tail})" if cell == "qd1" else f"**{r['iops'] / 1e3:.1f}K** ({tail})"
+    if "cpu_t" in r:
+        text += f"; CPU/IO i {r['cpu_i']:.2f} t {r['cpu_t']:.2f} µs"
+    return text
 
 cols = []
 spdk_run = os.path.exists(os.path.join(out, "target-spdk.log"))
@@ -216,6 +301,7 @@ if spdk_run:
     cols.append(("SPDK→SPDK", lambda c: spdk(f"spdk-spdk-{c}")))
     for m in modes:
         cols.append((f"our perf ({m})→SPDK", lambda c, m=m: ours(f"ours{m}-spdk-{c}")))
+    for m in modes:
         cols.append((f"SPDK perf→ours ({m})", lambda c, m=m: spdk(f"spdkperf-ours{m}-{c}")))
 for m in modes:
     cols.append((f"ours→ours {m}", lambda c, m=m: ours(f"ours-{m}-{c}")))
@@ -226,23 +312,43 @@ def floor(mode):
     except Exception:
         return ["?", "?", "?"]
 fp, fb = floor("poll"), floor("block")
-print(f"Floor (loopback TCP ping-pong, 4 KiB read exchange, same cores): poll p50 {fp[0]} µs, block p50 {fb[0]} µs\n")
-print("| 4 KiB unless noted | " + " | ".join(c[0] for c in cols) + " |")
-print("|---|" + "---|" * len(cols))
+
+def load(when):
+    try:
+        return open(os.path.join(out, f"load-{when}.txt")).read().strip()
+    except Exception:
+        return "?"
+print(f"Load average (1, 5, 15 min) at the start {load('start')}, at the end {load('end')}; "
+      f"{os.cpu_count()} CPUs.\n")
+print(f"Floor (loopback TCP ping-pong, 4 KiB read exchange, same cores): poll p50 {fp[0]} µs p99 {fp[1]} µs "
+      f"({fp[2]} rt/s), block p50 {fb[0]} µs p99 {fb[1]} µs ({fb[2]} rt/s)\n")
+print("Each figure: IOPS (QD1: p50 completion latency) with p99 and p99.99, and the CPU per I/O of the initiator (i) "
+      "and the target (t) process: utime+stime from /proc/PID/stat inside the window, divided by the I/Os.\n")
+print("| 4 KiB unless noted | " + " | ".join(c[0] for c in cols) + " | floor |")
+print("|---|" + "---|" * (len(cols) + 1))
 for cell in cells:
-    print(f"| {names[cell]} | " + " | ".join(fmt(cell, f(cell)) for _, f in cols) + " |")
+    fl = f"poll p50 {fp[0]} µs, block p50 {fb[0]} µs" if cell == "qd1" else "—"
+    print(f"| {names[cell]} | " + " | ".join(fmt(cell, f(cell)) for _, f in cols) + f" | {fl} |")
 if spdk_run:
-    print("\nRatios to SPDK→SPDK (IOPS: ours/SPDK, higher is better; QD1: p50 ours/SPDK, lower is better):\n")
+    print("\nRatios to SPDK→SPDK in the same run. Bold: IOPS ours/SPDK (higher is better), QD1 p50 ours/SPDK (lower "
+          "is better); p99 ours/SPDK; CPU per I/O ours/SPDK, initiator (i) and target (t) (lower is better).\n")
     print("| cell | " + " | ".join(c[0] for c in cols[1:]) + " |")
     print("|---|" + "---|" * (len(cols) - 1))
+
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a and b else "—"
     for cell in cells:
         base = cols[0][1](cell)
         row = []
         for _, f in cols[1:]:
             r = f(cell)
-            if base is None or r is None or (cell == "qd1" and not base["p50"]) or (cell != "qd1" and not base["iops"]):
+            if base is None or r is None:
                 row.append("—")
-            else:
-                row.append(f"{r['p50']/base['p50']:.2f}" if cell == "qd1" else f"{r['iops']/base['iops']:.2f}")
+                continue
+            main = ratio(r["p50"], base["p50"]) if cell == "qd1" else ratio(r["iops"], base["iops"])
+            text = f"**{main}** (p99 {ratio(r['p99'], base['p99'])}"
+            if "cpu_t" in r and "cpu_t" in base:
+                text += f"; CPU i {ratio(r['cpu_i'], base['cpu_i'])} t {ratio(r['cpu_t'], base['cpu_t'])}"
+            row.append(text + ")")
         print(f"| {names[cell]} | " + " | ".join(row) + " |")
 EOF
