@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# perf/tails.sh: where the p99.99 of a deep cell comes from. Runs one cell (4k randread QD32 by default) of our perf
+# against our target, pinned as perf/vs-spdk.sh pins them (target core TARGET_CPU, initiator core PERF_CPU), traces
+# the scheduler for TRACE_SECONDS inside the measured window (perf record -a, sched_switch/sched_waking), and prints
+# for the I/O threads of both JVMs: how long they were runnable but off their CPU (the distribution and the longest
+# stalls) and who ran on that CPU instead (threads of both JVMs named by their Java names).
+#
+#   perf/tails.sh [OUTDIR]
+#   VARIANTS="plain fifo" ROUNDS=3 TRACE=0 perf/tails.sh   # p99.99 only, variants alternated
+#
+# Variants (VARIANTS, applied to both JVMs once the queue is connected, and again before the trace):
+#   plain   as vs-spdk.sh: each JVM, all its threads, on its own core
+#   float   only the I/O threads stay on their core; every other thread of both JVMs may run on both cores
+#   fifo    as plain, and the I/O threads SCHED_FIFO priority 1 (chrt): no CFS thread can preempt them; the kernel
+#           still gives CFS threads 5% of each second (sched_rt_runtime_us) if they have been starved
+#   idle    as plain, and every other thread of both JVMs SCHED_IDLE (chrt -i): they run when the I/O thread sleeps
+#           or blocks (at a safepoint, for example) and otherwise get a tiny share
+# Knobs: MODE (busy: --hipri/--busy-poll; default), RW (randread), BS (4096), QD (32), RUNTIME (10), RAMP (10),
+# TRACE (1: trace one run per variant, the first round; 0: never), TRACE_SECONDS (5), ROUNDS (1), TARGET_CPU (1),
+# PERF_CPU (0), PORT (4452), FLOOR (1: also the C ping-pong's p99.99 on the same two cores, pinned the same way).
+# Every run's output stays in OUTDIR; the summary is OUTDIR/summary.md.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bin/lib.sh
+. "$ROOT/bin/lib.sh"
+OUT=${1:-$ROOT/perf/build/tails-$(date +%Y%m%d-%H%M%S)}
+MODE=${MODE:-busy}
+RW=${RW:-randread}
+BS=${BS:-4096}
+QD=${QD:-32}
+RUNTIME=${RUNTIME:-10}
+RAMP=${RAMP:-10}
+TRACE=${TRACE:-1}
+TRACE_SECONDS=${TRACE_SECONDS:-5}
+ROUNDS=${ROUNDS:-1}
+VARIANTS=${VARIANTS:-plain}
+TARGET_CPU=${TARGET_CPU:-1}
+PERF_CPU=${PERF_CPU:-0}
+PORT=${PORT:-4452}
+FLOOR=${FLOOR:-1}
+NQN=nqn.2024-01.io.nvmeof:tails
+URI="nvme+tcp://127.0.0.1:$PORT/$NQN"
+mkdir -p "$OUT"
+for tool in python3 taskset chrt jcmd; do
+  command -v $tool >/dev/null || { echo "tails.sh: $tool is needed" >&2; exit 1; }
+done
+if [ "$TRACE" = 1 ] && ! command -v perf >/dev/null; then
+  echo "tails.sh: perf (linux-tools) is needed for TRACE=1" >&2
+  exit 1
+fi
+[ "$TRACE_SECONDS" -lt "$RUNTIME" ] || { echo "tails.sh: TRACE_SECONDS must be less than RUNTIME" >&2; exit 2; }
+"$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
+JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
+conditions() { echo "$(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
+echo "tails.sh: results in $OUT; $(conditions)" | tee "$OUT/conditions.txt" >&2
+
+TPID= PPID_=
+stop_all() {
+  for p in $PPID_ $TPID; do
+    kill "$p" 2>/dev/null || true
+  done
+  for p in $PPID_ $TPID; do
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  TPID= PPID_=
+}
+trap stop_all EXIT
+
+io_tids() { # PID PREFIX: the tids of PID's threads whose name starts with PREFIX (Linux keeps 15 characters)
+  local t
+  for t in /proc/"$1"/task/*; do
+    case "$(cat "$t/comm" 2>/dev/null)" in "$2"*) echo "${t##*/}" ;; esac
+  done
+}
+other_tids() { # PID PREFIX
+  local t
+  for t in /proc/"$1"/task/*; do
+    case "$(cat "$t/comm" 2>/dev/null)" in "$2"*) ;; *) echo "${t##*/}" ;; esac
+  done
+}
+apply_variant() { # VARIANT: to both JVMs; returns nothing, logs what it did
+  local v=$1 t
+  local tio pio
+  tio=$(io_tids "$TPID" nvme-tcp-io-) pio=$(io_tids "$PPID_" nvme-tcp-host-)
+  case $v in
+    plain) ;;
+    float)
+      for t in $(other_tids "$TPID" nvme-tcp-io-) $(other_tids "$PPID_" nvme-tcp-host-); do
+        taskset -p -c "$TARGET_CPU,$PERF_CPU" "$t" > /dev/null 2>&1 || true
+      done ;;
+    fifo)
+      for t in $tio $pio; do chrt -f -p 1 "$t"; done ;;
+    idle)
+      for t in $(other_tids "$TPID" nvme-tcp-io-) $(other_tids "$PPID_" nvme-tcp-host-); do
+        chrt -i -p 0 "$t" 2>/dev/null || true
+      done ;;
+    *) echo "tails.sh: unknown variant $v" >&2; exit 2 ;;
+  esac
+  echo "$(echo $tio) $(echo $pio)"
+}
+names() { # write "TID side:java-name" for both JVMs (jcmd Thread.print gives the nid of every Java and VM thread)
+  local side pid
+  for side in target:$TPID initiator:$PPID_; do
+    pid=${side#*:}
+    jcmd "$pid" Thread.print 2>/dev/null | python3 -c '
+import re, sys
+side = sys.argv[1]
+for line in sys.stdin:
+    m = re.match(r"^\"(.*?)\".*\bnid=(0x[0-9a-f]+|\d+)", line)
+    if m:
+        nid = m.group(2)
+        print(int(nid, 16) if nid.startswith("0x") else int(nid), side + ":" + m.group(1))
+' "${side%%:*}"
+    for t in /proc/"$pid"/task/*; do echo "${t##*/} ${side%%:*}:$(cat "$t/comm" 2>/dev/null)"; done
+  done | awk '!seen[$1]++'
+}
+
+run_cell() { # NAME VARIANT TRACED(0/1)
+  local name=$1 v=$2 traced=$3 flags=() hipri=() tids
+  [ "$MODE" = busy ] && flags=(--busy-poll) hipri=(--hipri)
+  # shellcheck disable=SC2046
+  (exec taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
+    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
+    --namespace size=1g,bs=4096 --memory-budget 2g --rpc-socket "$OUT/rpc.sock" "${flags[@]}" \
+    > "$OUT/$name-target.log" 2>&1) &
+  TPID=$!
+  for _ in $(seq 1 600); do
+    grep -q "listening on" "$OUT/$name-target.log" 2>/dev/null && break
+    kill -0 "$TPID" 2>/dev/null || { echo "tails.sh: target failed, see $OUT/$name-target.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  (exec taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$URI" "${hipri[@]}" --rw="$RW" --bs="$BS" \
+    --iodepth="$QD" --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.9:99.99 \
+    --output-format=json --output="$OUT/$name.json" 2> "$OUT/$name.stderr") &
+  PPID_=$!
+  local t0=$SECONDS
+  until [ -n "$(io_tids "$PPID_" nvme-tcp-host-)" ] && [ -n "$(io_tids "$TPID" nvme-tcp-io-)" ]; do
+    kill -0 "$PPID_" 2>/dev/null || { echo "tails.sh: perf failed, see $OUT/$name.stderr" >&2; exit 1; }
+    [ $((SECONDS - t0)) -lt 60 ] || { echo "tails.sh: no I/O threads after 60 s" >&2; exit 1; }
+    sleep 0.2
+  done
+  local t_conn=$SECONDS
+  apply_variant "$v" > /dev/null
+  sleep $((RAMP > 2 ? RAMP - 2 : 0))
+  tids=$(apply_variant "$v") # again: threads started during the ramp (compiler threads are added on demand)
+  echo "$tids" > "$OUT/$name-io-tids.txt"
+  for t in $tids; do
+    printf '%s %s %s\n' "$t" "$(cat /proc/*/task/"$t"/comm 2>/dev/null | head -1)" "$(chrt -p "$t" | head -1 | sed 's/.*: //')"
+  done > "$OUT/$name-io-threads.txt"
+  # the measured window starts about RAMP s after the connection (JVM start-up before it is not counted)
+  local wait_s=$((t_conn + RAMP + 1 - SECONDS))
+  [ $wait_s -gt 0 ] && sleep $wait_s
+  if [ "$traced" = 1 ]; then
+    head -1 /proc/stat > "$OUT/$name-stat-before.txt"
+    perf record -q -m 1024 -e sched:sched_switch -e sched:sched_waking -e sched:sched_migrate_task -a \
+      -o "$OUT/$name-sched.data" -- sleep "$TRACE_SECONDS" 2> "$OUT/$name-perf-record.log" || true
+    head -1 /proc/stat > "$OUT/$name-stat-after.txt"
+    names > "$OUT/$name-names.txt"
+  fi
+  wait "$PPID_" || echo "tails.sh: $name: perf failed, see $OUT/$name.stderr" >&2
+  PPID_=
+  stop_all
+  if [ "$traced" = 1 ]; then
+    perf script -i "$OUT/$name-sched.data" -F tid,cpu,time,event,trace 2> /dev/null \
+      | python3 "$ROOT/perf/sched-stalls.py" --tids "$(echo $tids | tr ' ' ,)" --names "$OUT/$name-names.txt" \
+      > "$OUT/$name-stalls.md"
+    rm -f "$OUT/$name-sched.data" # hundreds of MB; the summary stays
+  fi
+}
+
+summary_line() { # NAME VARIANT: one Markdown row from the perf JSON and, if traced, the stall table
+  python3 - "$OUT" "$1" "$2" "$QD" "$RUNTIME" "$TRACE_SECONDS" <<'EOF'
+import json, os, re, sys
+out, name, variant, qd, runtime, trace_s = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
+try:
+    job = json.load(open(os.path.join(out, name + ".json")))["jobs"][0]
+except Exception:
+    print(f"| {name} | {variant} | failed |"); sys.exit()
+d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
+p = d["clat_ns"]["percentile"]
+pc = lambda k: p.get(k, 0) / 1e3
+row = [name, variant, f"{d['iops']/1e3:.1f}K", f"{pc('50.000000'):.0f}", f"{pc('99.000000'):.0f}",
+       f"{pc('99.900000'):.0f}", f"{pc('99.990000'):.0f}", f"{d['clat_ns']['max']/1e3:.0f}"]
+stalls = os.path.join(out, name + "-stalls.md")
+if os.path.exists(stalls):
+    # stalls of >= 1 ms of any I/O thread in the trace, scaled to the measured window, x QD I/Os each, against
+    # the 0.01 % of I/Os that are above p99.99
+    n = 0
+    mx = 0
+    for line in open(stalls):
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) == 12 and cols[1].replace(".", "").isdigit():
+            n += sum(int(c) for c in cols[6:10])
+            mx = max(mx, float(cols[10]))
+    delayed = n * runtime / trace_s * qd
+    row += [str(n), f"{mx:.0f}", f"{delayed:.0f} vs {d['total_ios'] * 1e-4:.0f}"]
+else:
+    row += ["—", "—", "—"]
+print("| " + " | ".join(row) + " |")
+EOF
+}
+
+{
+  echo "# tails.sh: $MODE $RW bs=$BS QD$QD, RUNTIME $RUNTIME s, RAMP $RAMP s, target core $TARGET_CPU, initiator core $PERF_CPU"
+  echo
+  echo "Start: $(conditions)"
+  echo
+} > "$OUT/summary.md"
+if [ "$FLOOR" = 1 ]; then
+  cc -O2 -o "$OUT/pingpong" "$ROOT/perf/tcp-floor/pingpong.c"
+  (exec taskset -c "$TARGET_CPU" "$OUT/pingpong" server 11191 72 4120 poll) &
+  FPID=$!
+  sleep 0.3
+  floor=$(taskset -c "$PERF_CPU" "$OUT/pingpong" client 11191 72 4120 poll "$RUNTIME")
+  kill $FPID 2>/dev/null || true
+  wait $FPID 2>/dev/null || true
+  echo "C ping-pong floor (poll, QD1, server core $TARGET_CPU, client core $PERF_CPU, $RUNTIME s): p50/p99/rt-per-s/p99.99/max = $floor µs" \
+    | tee -a "$OUT/summary.md" >&2
+  echo >> "$OUT/summary.md"
+fi
+rows=()
+for r in $(seq 1 "$ROUNDS"); do
+  for v in $VARIANTS; do
+    name=$v-r$r
+    traced=0
+    [ "$TRACE" = 1 ] && [ "$r" = 1 ] && traced=1
+    echo "tails.sh: $name (traced $traced), $(conditions)" >&2
+    run_cell "$name" "$v" "$traced"
+    rows+=("$(summary_line "$name" "$v")")
+    echo "${rows[-1]}" >&2
+  done
+done
+{
+  echo "| run | variant | IOPS | p50 µs | p99 µs | p99.9 µs | p99.99 µs | max µs | stalls ≥1 ms in trace | max stall µs | I/Os delayed by them (est.) vs 0.01 % of I/Os |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "End: $(conditions)"
+  for f in "$OUT"/*-stalls.md; do
+    [ -e "$f" ] || continue
+    echo
+    echo "## $(basename "$f" -stalls.md)"
+    echo
+    cat "$f"
+  done
+} >> "$OUT/summary.md"
+cat "$OUT/summary.md"
