@@ -39,14 +39,15 @@ def main():
     ap.add_argument("--names", help="file of 'TID LABEL' lines")
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--min-us", type=float, default=500, help="stalls at least this long are listed and summed")
+    ap.add_argument("--long-us", type=float, default=1000, help="stalls at least this long are attributed")
     args = ap.parse_args()
     watched = {int(t) for t in args.tids.split(",") if t}
-    names = {}
+    names = {}  # tid -> "side:thread name" of the processes under test
     if args.names:
         for line in open(args.names):
             parts = line.rstrip("\n").split(" ", 1)
             if len(parts) == 2 and parts[0].isdigit():
-                names[int(parts[0])] = parts[1]
+                names.setdefault(int(parts[0]), parts[1])
     comm = {}
 
     def label(tid):
@@ -128,13 +129,23 @@ def main():
 
     ends = {cpu: [s1 for _, s1, _ in segs] for cpu, segs in segments.items()}
 
-    def overlap(cpu, a, b, who):
+    def overlap(cpu, a, b, who, by_tid=False):
         segs = segments[cpu]
         for i in range(bisect.bisect_right(ends[cpu], a), len(segs)):
             s0, s1, t = segs[i]
             if s0 >= b:
                 break
-            who[label(t)] += min(s1, b) - max(s0, a)
+            who[t if by_tid else label(t)] += min(s1, b) - max(s0, a)
+
+    def group(tid):
+        if tid in names:
+            return names[tid].split(":", 1)[0] + " process"
+        c = comm.get(tid, "?")
+        if tid == 0:
+            return "idle"
+        if re.match(r"(kworker|ksoftirqd|rcu_|migration|kdamond|irq/|kswapd|khugepaged|watchdog)", c):
+            return "kernel threads"
+        return "other processes"
 
     everything = [(b - a, a, b, cpu, kind, tid) for tid in watched for a, b, cpu, kind in stalls[tid]]
     everything.sort(reverse=True)
@@ -155,6 +166,25 @@ def main():
         overlap(cpu, a, b, who)
     for n, v in who.most_common(20):
         print(f"- {n}: {v * 1e3:.1f}")
+
+    print()
+    print(f"Stalls >= {args.long_us:g} us by who ran most during each (side of the thread that ran longest):")
+    groups = collections.Counter()
+    culprits = collections.defaultdict(collections.Counter)
+    for d, a, b, cpu, kind, tid in everything:
+        if d * 1e6 < args.long_us:
+            continue
+        who = collections.Counter()
+        overlap(cpu, a, b, who, by_tid=True)
+        if not who:
+            continue
+        t = who.most_common(1)[0][0]
+        g = group(t)
+        groups[g] += 1
+        culprits[g][label(t).split(":", 1)[-1] if t in names else comm.get(t, "?")] += 1
+    for g, n in groups.most_common():
+        top = ", ".join(f"{c} {k}" for c, k in culprits[g].most_common(5))
+        print(f"- {g}: {n} ({top})")
 
     print()
     print("Who used each CPU over the whole trace (% of the trace):")

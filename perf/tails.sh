@@ -17,7 +17,8 @@
 #           or blocks (at a safepoint, for example) and otherwise get a tiny share
 # Knobs: MODE (busy: --hipri/--busy-poll; default), RW (randread), BS (4096), QD (32), RUNTIME (10), RAMP (10),
 # TRACE (1: trace one run per variant, the first round; 0: never), TRACE_SECONDS (5), ROUNDS (1), TARGET_CPU (1),
-# PERF_CPU (0), PORT (4452), FLOOR (1: also the C ping-pong's p99.99 on the same two cores, pinned the same way).
+# PERF_CPU (0), PORT (4452), FLOOR (1: also the C ping-pong's p99.99 on the same two cores, pinned the same way),
+# KEEP_TRACE (0: the perf.data of a traced run is deleted once summarised).
 # Every run's output stays in OUTDIR; the summary is OUTDIR/summary.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,16 +39,31 @@ TARGET_CPU=${TARGET_CPU:-1}
 PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-4452}
 FLOOR=${FLOOR:-1}
+KEEP_TRACE=${KEEP_TRACE:-0}
+SPDK_PORT=${SPDK_PORT:-4462}
+SPDK_NQN=nqn.2016-06.io.spdk:tails
 NQN=nqn.2024-01.io.nvmeof:tails
 URI="nvme+tcp://127.0.0.1:$PORT/$NQN"
 mkdir -p "$OUT"
-for tool in python3 taskset chrt jcmd; do
+for tool in python3 taskset chrt jcmd ss; do
   command -v $tool >/dev/null || { echo "tails.sh: $tool is needed" >&2; exit 1; }
 done
 if [ "$TRACE" = 1 ] && ! command -v perf >/dev/null; then
   echo "tails.sh: perf (linux-tools) is needed for TRACE=1" >&2
   exit 1
 fi
+case " $VARIANTS " in
+  *" spdk "*)
+    for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
+      [ -e "${SPDK_DIR:-}/$f" ] || { echo "tails.sh: variant spdk needs SPDK_DIR (a built SPDK tree): no $f" >&2; exit 2; }
+    done
+    if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then # as perf/vs-spdk.sh
+      SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
+      SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
+    fi ;;
+esac
+SPDK_TGT_OPTS=${SPDK_TGT_OPTS:-}
+SPDK_PERF_OPTS=${SPDK_PERF_OPTS:-}
 [ "$TRACE_SECONDS" -lt "$RUNTIME" ] || { echo "tails.sh: TRACE_SECONDS must be less than RUNTIME" >&2; exit 2; }
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
@@ -104,7 +120,7 @@ names() { # write "TID side:java-name" for both JVMs (jcmd Thread.print gives th
   local side pid
   for side in target:$TPID initiator:$PPID_; do
     pid=${side#*:}
-    jcmd "$pid" Thread.print 2>/dev/null | python3 -c '
+    timeout 20 jcmd "$pid" Thread.print 2>/dev/null | python3 -c '
 import re, sys
 side = sys.argv[1]
 for line in sys.stdin:
@@ -112,13 +128,13 @@ for line in sys.stdin:
     if m:
         nid = m.group(2)
         print(int(nid, 16) if nid.startswith("0x") else int(nid), side + ":" + m.group(1))
-' "${side%%:*}"
+' "${side%%:*}" || true
     for t in /proc/"$pid"/task/*; do echo "${t##*/} ${side%%:*}:$(cat "$t/comm" 2>/dev/null)"; done
-  done | awk '!seen[$1]++'
+  done | awk '!seen[$1]++' || true
 }
 
-run_cell() { # NAME VARIANT TRACED(0/1)
-  local name=$1 v=$2 traced=$3 flags=() hipri=() tids
+start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns once both I/O threads exist
+  local name=$1 flags=() hipri=()
   [ "$MODE" = busy ] && flags=(--busy-poll) hipri=(--hipri)
   # shellcheck disable=SC2046
   (exec taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
@@ -141,14 +157,77 @@ run_cell() { # NAME VARIANT TRACED(0/1)
     [ $((SECONDS - t0)) -lt 60 ] || { echo "tails.sh: no I/O threads after 60 s" >&2; exit 1; }
     sleep 0.2
   done
+}
+
+# NAME: nvmf_tgt (malloc bdev) on TARGET_CPU, spdk_nvme_perf on PERF_CPU, as perf/vs-spdk.sh runs them; without
+# SPDK's core lock, so that another SPDK application on the same core neither stops this one nor is stopped by it
+start_spdk() {
+  local name=$1 rpc=("$SPDK_DIR/scripts/rpc.py" -s "$OUT/spdk.sock")
+  # shellcheck disable=SC2086
+  (exec "$SPDK_DIR/build/bin/nvmf_tgt" -m "$(printf '0x%x' $((1 << TARGET_CPU)))" -r "$OUT/spdk.sock" \
+    --disable-cpumask-locks $SPDK_TGT_OPTS > "$OUT/$name-target.log" 2>&1) &
+  TPID=$!
+  for _ in $(seq 1 300); do
+    "${rpc[@]}" spdk_get_version > /dev/null 2>&1 && break
+    kill -0 "$TPID" 2>/dev/null || { echo "tails.sh: nvmf_tgt exited, see $OUT/$name-target.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 256 > /dev/null
+  "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
+  "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
+  "${rpc[@]}" nvmf_subsystem_add_ns "$SPDK_NQN" Malloc0 > /dev/null
+  "${rpc[@]}" nvmf_subsystem_add_listener "$SPDK_NQN" -t tcp -a 127.0.0.1 -s "$SPDK_PORT" > /dev/null
+  # shellcheck disable=SC2086
+  (exec taskset -c "$PERF_CPU" "$SPDK_DIR/build/bin/spdk_nvme_perf" -c "$(printf '0x%x' $((1 << PERF_CPU)))" \
+    -q "$QD" -o "$BS" -w "$RW" -t "$RUNTIME" -a "$RAMP" -L $SPDK_PERF_OPTS \
+    -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:$SPDK_PORT subnqn:$SPDK_NQN" > "$OUT/$name.txt" 2>&1) &
+  PPID_=$!
+  local t0=$SECONDS
+  # its output is block-buffered (nothing until it exits): wait for its connections instead (admin and I/O queue)
+  until [ "$(ss -Htn state established "( dport = :$SPDK_PORT )" 2>/dev/null | wc -l)" -ge 2 ]; do
+    kill -0 "$PPID_" 2>/dev/null || { echo "tails.sh: spdk_nvme_perf failed, see $OUT/$name.txt" >&2; exit 1; }
+    [ $((SECONDS - t0)) -lt 60 ] || { echo "tails.sh: spdk_nvme_perf did not start in 60 s" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+
+busiest_tid() { # PID: the thread that has used the most CPU (SPDK's reactor or perf's polling thread)
+  local t best= most=-1 stat n
+  for t in /proc/"$1"/task/*; do
+    stat=$(cat "$t/stat" 2>/dev/null) || continue
+    stat=${stat##*) }
+    # shellcheck disable=SC2086
+    set -- $stat
+    n=$((${12} + ${13}))
+    [ "$n" -gt "$most" ] && most=$n best=${t##*/}
+  done
+  echo "$best"
+}
+
+run_cell() { # NAME VARIANT TRACED(0/1)
+  local name=$1 v=$2 traced=$3 tids
+  if [ "$v" = spdk ]; then start_spdk "$name"; else start_ours "$name"; fi
   local t_conn=$SECONDS
-  apply_variant "$v" > /dev/null
+  [ "$v" = spdk ] || apply_variant "$v" > /dev/null
   sleep $((RAMP > 2 ? RAMP - 2 : 0))
-  tids=$(apply_variant "$v") # again: threads started during the ramp (compiler threads are added on demand)
+  if [ "$v" = spdk ]; then
+    tids="$(busiest_tid "$TPID") $(busiest_tid "$PPID_")"
+  else
+    tids=$(apply_variant "$v") # again: threads started during the ramp (compiler threads are added on demand)
+  fi
   echo "$tids" > "$OUT/$name-io-tids.txt"
   for t in $tids; do
     printf '%s %s %s\n' "$t" "$(cat /proc/*/task/"$t"/comm 2>/dev/null | head -1)" "$(chrt -p "$t" | head -1 | sed 's/.*: //')"
   done > "$OUT/$name-io-threads.txt"
+  # thread names now, in the ramp: jcmd stops the JVM at a safepoint, which must not fall in the measured window
+  if [ "$traced" = 1 ]; then
+    if [ "$v" = spdk ]; then
+      for t in /proc/"$TPID"/task/*; do echo "${t##*/} nvmf_tgt:$(cat "$t/comm" 2>/dev/null)"; done
+      for t in /proc/"$PPID_"/task/*; do echo "${t##*/} spdk_nvme_perf:$(cat "$t/comm" 2>/dev/null)"; done
+    else
+      names
+    fi > "$OUT/$name-names.txt"
+  fi
   # the measured window starts about RAMP s after the connection (JVM start-up before it is not counted)
   local wait_s=$((t_conn + RAMP + 1 - SECONDS))
   [ $wait_s -gt 0 ] && sleep $wait_s
@@ -157,7 +236,10 @@ run_cell() { # NAME VARIANT TRACED(0/1)
     perf record -q -m 1024 -e sched:sched_switch -e sched:sched_waking -e sched:sched_migrate_task -a \
       -o "$OUT/$name-sched.data" -- sleep "$TRACE_SECONDS" 2> "$OUT/$name-perf-record.log" || true
     head -1 /proc/stat > "$OUT/$name-stat-after.txt"
-    names > "$OUT/$name-names.txt"
+    # threads started since the names were taken (compiler threads come and go): their Linux names
+    for side in target:$TPID initiator:$PPID_; do
+      for t in /proc/"${side#*:}"/task/*; do echo "${t##*/} ${side%%:*}:$(cat "$t/comm" 2>/dev/null)"; done
+    done >> "$OUT/$name-names.txt"
   fi
   wait "$PPID_" || echo "tails.sh: $name: perf failed, see $OUT/$name.stderr" >&2
   PPID_=
@@ -166,7 +248,7 @@ run_cell() { # NAME VARIANT TRACED(0/1)
     perf script -i "$OUT/$name-sched.data" -F tid,cpu,time,event,trace 2> /dev/null \
       | python3 "$ROOT/perf/sched-stalls.py" --tids "$(echo $tids | tr ' ' ,)" --names "$OUT/$name-names.txt" \
       > "$OUT/$name-stalls.md"
-    rm -f "$OUT/$name-sched.data" # hundreds of MB; the summary stays
+    [ "$KEEP_TRACE" = 1 ] || rm -f "$OUT/$name-sched.data" # tens of MB a run; the summary stays
   fi
 }
 
@@ -174,15 +256,31 @@ summary_line() { # NAME VARIANT: one Markdown row from the perf JSON and, if tra
   python3 - "$OUT" "$1" "$2" "$QD" "$RUNTIME" "$TRACE_SECONDS" <<'EOF'
 import json, os, re, sys
 out, name, variant, qd, runtime, trace_s = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
-try:
-    job = json.load(open(os.path.join(out, name + ".json")))["jobs"][0]
-except Exception:
-    print(f"| {name} | {variant} | failed |"); sys.exit()
-d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
-p = d["clat_ns"]["percentile"]
-pc = lambda k: p.get(k, 0) / 1e3
-row = [name, variant, f"{d['iops']/1e3:.1f}K", f"{pc('50.000000'):.0f}", f"{pc('99.000000'):.0f}",
-       f"{pc('99.900000'):.0f}", f"{pc('99.990000'):.0f}", f"{d['clat_ns']['max']/1e3:.0f}"]
+if variant == "spdk":
+    # spdk_nvme_perf -L: "Total : IOPS MiB/s avg min max" (µs) and "99.99000% : 123.456us" lines
+    try:
+        text = open(os.path.join(out, name + ".txt")).read()
+        tot = re.search(r"^\s*Total\s*:\s*([\d.]+)\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)", text, re.M)
+        iops, mx = float(tot.group(1)), float(tot.group(2))
+    except Exception:
+        print(f"| {name} | {variant} | failed |"); sys.exit()
+    def pc(k):
+        m = re.search(r"^\s*" + re.escape(k) + r"%\s*:\s*([\d.]+)us", text, re.M)
+        return float(m.group(1)) if m else 0
+    total_ios = iops * runtime
+    row = [name, variant + " (SPDK→SPDK)", f"{iops/1e3:.1f}K", f"{pc('50.00000'):.0f}", f"{pc('99.00000'):.0f}",
+           f"{pc('99.90000'):.0f}", f"{pc('99.99000'):.0f}", f"{mx:.0f}"]
+else:
+    try:
+        job = json.load(open(os.path.join(out, name + ".json")))["jobs"][0]
+    except Exception:
+        print(f"| {name} | {variant} | failed |"); sys.exit()
+    d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
+    p = d["clat_ns"]["percentile"]
+    pc = lambda k: p.get(k, 0) / 1e3
+    total_ios = d["total_ios"]
+    row = [name, variant, f"{d['iops']/1e3:.1f}K", f"{pc('50.000000'):.0f}", f"{pc('99.000000'):.0f}",
+           f"{pc('99.900000'):.0f}", f"{pc('99.990000'):.0f}", f"{d['clat_ns']['max']/1e3:.0f}"]
 stalls = os.path.join(out, name + "-stalls.md")
 if os.path.exists(stalls):
     # stalls of >= 1 ms of any I/O thread in the trace, scaled to the measured window, x QD I/Os each, against
@@ -195,7 +293,7 @@ if os.path.exists(stalls):
             n += sum(int(c) for c in cols[6:10])
             mx = max(mx, float(cols[10]))
     delayed = n * runtime / trace_s * qd
-    row += [str(n), f"{mx:.0f}", f"{delayed:.0f} vs {d['total_ios'] * 1e-4:.0f}"]
+    row += [str(n), f"{mx:.0f}", f"{delayed:.0f} vs {total_ios * 1e-4:.0f}"]
 else:
     row += ["—", "—", "—"]
 print("| " + " | ".join(row) + " |")
