@@ -187,6 +187,17 @@ def main():
         print(f"- {g}: {n} ({top})")
 
     print()
+    print("Threads of the processes under test other than the watched ones that ran >= 1 ms in the trace (ms on CPU):")
+    own = collections.Counter()
+    for cpu, segs in segments.items():
+        for s0, s1, t in segs:
+            if t in names and t not in watched:
+                own[(label(t), cpu)] += s1 - s0
+    for (n, cpu), v in sorted(own.items(), key=lambda kv: -kv[1]):
+        if v >= 1e-3:
+            print(f"- {n} on CPU {cpu}: {v * 1e3:.1f}")
+
+    print()
     print("Who used each CPU over the whole trace (% of the trace):")
     for cpu in sorted(segments):
         use = collections.Counter()

@@ -5,8 +5,9 @@
 # for the I/O threads of both JVMs: how long they were runnable but off their CPU (the distribution and the longest
 # stalls) and who ran on that CPU instead (threads of both JVMs named by their Java names).
 #
-#   perf/tails.sh [OUTDIR]
-#   VARIANTS="plain fifo" ROUNDS=3 TRACE=0 perf/tails.sh   # p99.99 only, variants alternated
+#   perf/tails.sh [OUTDIR]                                        # ours, traced
+#   SPDK_DIR=/path/to/built/spdk ROUNDS=2 perf/tails.sh [OUTDIR]   # ours and SPDK->SPDK alternated, first round traced
+#   VARIANTS="plain idle" ROUNDS=3 TRACE=0 perf/tails.sh           # p99.99 only, variants alternated
 #
 # Variants (VARIANTS, applied to both JVMs once the queue is connected, and again before the trace):
 #   plain   as vs-spdk.sh: each JVM, all its threads, on its own core
@@ -15,6 +16,10 @@
 #           still gives CFS threads 5% of each second (sched_rt_runtime_us) if they have been starved
 #   idle    as plain, and every other thread of both JVMs SCHED_IDLE (chrt -i): they run when the I/O thread sleeps
 #           or blocks (at a safepoint, for example) and otherwise get a tiny share
+#   spdk    SPDK->SPDK instead of ours (SPDK_DIR: a built tree; nvmf_tgt + spdk_nvme_perf as perf/vs-spdk.sh runs
+#           them, no fill), traced the same way: its reactor and its perf's polling thread are the watched threads
+# fifo starves every other thread of the core, the JVMs' own included (measured: our perf's window shrank from 10 to
+# 3 s), and on a 2-core machine where both cores hold a busy poller, the whole machine: not for shared machines.
 # Knobs: MODE (busy: --hipri/--busy-poll; default), RW (randread), BS (4096), QD (32), RUNTIME (10), RAMP (10),
 # TRACE (1: trace one run per variant, the first round; 0: never), TRACE_SECONDS (5), ROUNDS (1), TARGET_CPU (1),
 # PERF_CPU (0), PORT (4452), FLOOR (1: also the C ping-pong's p99.99 on the same two cores, pinned the same way),
@@ -34,7 +39,7 @@ RAMP=${RAMP:-10}
 TRACE=${TRACE:-1}
 TRACE_SECONDS=${TRACE_SECONDS:-5}
 ROUNDS=${ROUNDS:-1}
-VARIANTS=${VARIANTS:-plain}
+VARIANTS=${VARIANTS:-plain${SPDK_DIR:+ spdk}}
 TARGET_CPU=${TARGET_CPU:-1}
 PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-4452}
