@@ -77,7 +77,8 @@ def main():
                 continue
             prev, prev_state, nxt = int(s.group(2)), s.group(4), int(s.group(6))
             comm[prev], comm[nxt] = s.group(1), s.group(5)
-            cur = on_cpu.get(cpu)
+            # before a CPU's first switch in the trace, the thread it switches away from ran since the trace began
+            cur = on_cpu.get(cpu, (prev, first))
             if cur is not None:
                 segments[cpu].append((cur[1], t, cur[0]))
                 if cur[0] in watched:

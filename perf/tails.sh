@@ -138,11 +138,20 @@ for line in sys.stdin:
   done | awk '!seen[$1]++' || true
 }
 
+# Every JIT compilation of our JVMs is logged with the JVM's uptime (one line each, written by the compiler thread),
+# so that the summary can count the compilations inside the trace window.
+jit_log() { echo "-Xlog:jit+compilation=debug:file=$1:uptime"; }
+jvm_uptime() { # PID: seconds since the process started (the JVM's uptime decoration, within a clock tick)
+  awk -v hz="$(getconf CLK_TCK)" -v start="$(awk '{print $22}' /proc/"$1"/stat)" '{printf "%.2f", $1 - start / hz}' \
+    /proc/uptime
+}
+
 start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns once both I/O threads exist
   local name=$1 flags=() hipri=()
   [ "$MODE" = busy ] && flags=(--busy-poll) hipri=(--hipri)
   # shellcheck disable=SC2046
-  (exec taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
+  (exec taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) "$(jit_log "$OUT/$name-target-jit.log")" \
+    -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
     --namespace size=1g,bs=4096 --memory-budget 2g --rpc-socket "$OUT/rpc.sock" "${flags[@]}" \
     > "$OUT/$name-target.log" 2>&1) &
@@ -152,7 +161,8 @@ start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns o
     kill -0 "$TPID" 2>/dev/null || { echo "tails.sh: target failed, see $OUT/$name-target.log" >&2; exit 1; }
     sleep 0.1
   done
-  (exec taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$URI" "${hipri[@]}" --rw="$RW" --bs="$BS" \
+  (NVMEOF_JAVA_OPTS="${NVMEOF_JAVA_OPTS:-} $(jit_log "$OUT/$name-initiator-jit.log")" \
+    exec taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$URI" "${hipri[@]}" --rw="$RW" --bs="$BS" \
     --iodepth="$QD" --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.9:99.99 \
     --output-format=json --output="$OUT/$name.json" 2> "$OUT/$name.stderr") &
   PPID_=$!
@@ -238,9 +248,11 @@ run_cell() { # NAME VARIANT TRACED(0/1)
   [ $wait_s -gt 0 ] && sleep $wait_s
   if [ "$traced" = 1 ]; then
     head -1 /proc/stat > "$OUT/$name-stat-before.txt"
+    [ "$v" = spdk ] || echo "$(jvm_uptime "$TPID") $(jvm_uptime "$PPID_")" > "$OUT/$name-trace-uptimes.txt"
     perf record -q -m 1024 -e sched:sched_switch -e sched:sched_waking -e sched:sched_migrate_task -a \
       -o "$OUT/$name-sched.data" -- sleep "$TRACE_SECONDS" 2> "$OUT/$name-perf-record.log" || true
     head -1 /proc/stat > "$OUT/$name-stat-after.txt"
+    [ "$v" = spdk ] || echo "$(jvm_uptime "$TPID") $(jvm_uptime "$PPID_")" >> "$OUT/$name-trace-uptimes.txt"
     # threads started since the names were taken (compiler threads come and go): their Linux names
     for side in target:$TPID initiator:$PPID_; do
       for t in /proc/"${side#*:}"/task/*; do echo "${t##*/} ${side%%:*}:$(cat "$t/comm" 2>/dev/null)"; done
@@ -301,6 +313,22 @@ if os.path.exists(stalls):
     row += [str(n), f"{mx:.0f}", f"{delayed:.0f} vs {total_ios * 1e-4:.0f}"]
 else:
     row += ["—", "—", "—"]
+# JIT compilations (all tiers / tier 4 = C2) of each JVM inside the trace window
+jit = []
+try:
+    ups = [l.split() for l in open(os.path.join(out, name + "-trace-uptimes.txt"))]
+    for i, side in enumerate(("target", "initiator")):
+        t0, t1 = float(ups[0][i]), float(ups[1][i])
+        n = n4 = 0
+        for line in open(os.path.join(out, f"{name}-{side}-jit.log")):
+            m = re.match(r"\[([\d.]+)s\]\s+\d+\s+(?:\S\s+)*?([0-4])\s", line)
+            if m and "made not entrant" not in line and t0 <= float(m.group(1)) <= t1:
+                n += 1
+                n4 += m.group(2) == "4"
+        jit.append(f"{side[0]} {n}/{n4}")
+except Exception:
+    pass
+row.append(", ".join(jit) if jit else "—")
 print("| " + " | ".join(row) + " |")
 EOF
 }
@@ -336,8 +364,8 @@ for r in $(seq 1 "$ROUNDS"); do
   done
 done
 {
-  echo "| run | variant | IOPS | p50 µs | p99 µs | p99.9 µs | p99.99 µs | max µs | stalls ≥1 ms in trace | max stall µs | I/Os delayed by them (est.) vs 0.01 % of I/Os |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| run | variant | IOPS | p50 µs | p99 µs | p99.9 µs | p99.99 µs | max µs | stalls ≥1 ms in trace | max stall µs | I/Os delayed by them (est.) vs 0.01 % of I/Os | JIT compiles in trace, target (t) / initiator (i): all/C2 |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
   echo
   echo "End: $(conditions)"
