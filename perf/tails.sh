@@ -306,7 +306,8 @@ if os.path.exists(stalls):
     mx = 0
     for line in open(stalls):
         cols = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cols) == 12 and cols[1].replace(".", "").isdigit():
+        # threads that ran under 1 % of the trace (the admin queue's loop) hold no I/O: their stalls delay none
+        if len(cols) == 12 and cols[1].replace(".", "").isdigit() and float(cols[1]) >= 1:
             n += sum(int(c) for c in cols[6:10])
             mx = max(mx, float(cols[10]))
     delayed = n * runtime / trace_s * qd
