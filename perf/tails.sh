@@ -334,10 +334,19 @@ print("| " + " | ".join(row) + " |")
 EOF
 }
 
+damon() { # the kernel's DAMON monitors, if any run: each wakes every sample interval and does its work unpreempted
+  local k
+  for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
+    [ "$(cat "$k/state" 2>/dev/null)" = on ] || continue
+    echo "kdamond pid $(cat "$k/pid"): $(cat "$k"/contexts/0/operations 2>/dev/null) monitoring, sample interval" \
+      "$(cat "$k"/contexts/0/monitoring_attrs/intervals/sample_us 2>/dev/null) µs," \
+      "regions $(cat "$k"/contexts/0/monitoring_attrs/nr_regions/min 2>/dev/null)-$(cat "$k"/contexts/0/monitoring_attrs/nr_regions/max 2>/dev/null)"
+  done
+}
 {
   echo "# tails.sh: $MODE $RW bs=$BS QD$QD, RUNTIME $RUNTIME s, RAMP $RAMP s, target core $TARGET_CPU, initiator core $PERF_CPU"
   echo
-  echo "Start: $(conditions)"
+  echo "Start: $(conditions). Kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs. $(damon)"
   echo
 } > "$OUT/summary.md"
 if [ "$FLOOR" = 1 ]; then
