@@ -199,6 +199,16 @@ def main():
             print(f"- {n} on CPU {cpu}: {v * 1e3:.1f}")
 
     print()
+    print(f"Runs >= {args.long_us:g} us of threads outside the processes under test (the machine's noise), by name:")
+    runs = collections.defaultdict(list)
+    for cpu, segs in segments.items():
+        for s0, s1, t in segs:
+            if t not in names and t != 0 and (s1 - s0) * 1e6 >= args.long_us:
+                runs[re.sub(r"\d+$", "N", comm.get(t, "?"))].append((s1 - s0) * 1e6)
+    for n, v in sorted(runs.items(), key=lambda kv: -len(kv[1]))[:10]:
+        print(f"- {n}: {len(v)} runs, max {max(v):.0f} us")
+
+    print()
     print("Who used each CPU over the whole trace (% of the trace):")
     for cpu in sorted(segments):
         use = collections.Counter()
