@@ -53,6 +53,10 @@ mkdir -p "$OUT"
 for tool in python3 taskset chrt jcmd ss; do
   command -v $tool >/dev/null || { echo "tails.sh: $tool is needed" >&2; exit 1; }
 done
+if [ "$FLOOR" = 1 ] && ! command -v cc >/dev/null; then
+  echo "tails.sh: a C compiler (cc) is needed for FLOOR=1" >&2
+  exit 1
+fi
 if [ "$TRACE" = 1 ] && ! command -v perf >/dev/null; then
   echo "tails.sh: perf (linux-tools) is needed for TRACE=1" >&2
   exit 1
@@ -101,7 +105,7 @@ other_tids() { # PID PREFIX
     case "$(cat "$t/comm" 2>/dev/null)" in "$2"*) ;; *) echo "${t##*/}" ;; esac
   done
 }
-apply_variant() { # VARIANT: to both JVMs; returns nothing, logs what it did
+apply_variant() { # VARIANT: applies it to both JVMs' threads; prints the I/O threads' ids (target's, initiator's)
   local v=$1 t
   local tio pio
   tio=$(io_tids "$TPID" nvme-tcp-io-) pio=$(io_tids "$PPID_" nvme-tcp-host-)
