@@ -338,7 +338,7 @@ print("| " + " | ".join(row) + " |")
 EOF
 }
 
-damon() { # the kernel's DAMON monitors, if any run: each wakes every sample interval and does its work unpreempted
+damon() { # the kernel's DAMON monitors, if any: each wakes every sample interval and works for ms in one stretch
   local k
   for k in /sys/kernel/mm/damon/admin/kdamonds/[0-9]*; do
     [ "$(cat "$k/state" 2>/dev/null)" = on ] || continue
