@@ -142,13 +142,9 @@ for line in sys.stdin:
   done | awk '!seen[$1]++' || true
 }
 
-# Every JIT compilation of our JVMs is logged with the JVM's uptime (one line each, written by the compiler thread),
-# so that the summary can count the compilations inside the trace window.
-jit_log() { echo "-Xlog:jit+compilation=debug:file=$1:uptime"; }
-jvm_uptime() { # PID: seconds since the process started (the JVM's uptime decoration, within a clock tick)
-  awk -v hz="$(getconf CLK_TCK)" -v start="$(awk '{print $22}' /proc/"$1"/stat)" '{printf "%.2f", $1 - start / hz}' \
-    /proc/uptime
-}
+# Every JIT compilation of our JVMs is logged with the wall-clock time in ms (one line each, written by the compiler
+# thread), so that the summary can count the compilations inside the trace window.
+jit_log() { echo "-Xlog:jit+compilation=debug:file=$1:timemillis"; }
 
 start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns once both I/O threads exist
   local name=$1 flags=() hipri=()
@@ -252,11 +248,11 @@ run_cell() { # NAME VARIANT TRACED(0/1)
   [ $wait_s -gt 0 ] && sleep $wait_s
   if [ "$traced" = 1 ]; then
     head -1 /proc/stat > "$OUT/$name-stat-before.txt"
-    [ "$v" = spdk ] || echo "$(jvm_uptime "$TPID") $(jvm_uptime "$PPID_")" > "$OUT/$name-trace-uptimes.txt"
+    date +%s%3N > "$OUT/$name-trace-times.txt"
     perf record -q -m 1024 -e sched:sched_switch -e sched:sched_waking -e sched:sched_migrate_task -a \
       -o "$OUT/$name-sched.data" -- sleep "$TRACE_SECONDS" 2> "$OUT/$name-perf-record.log" || true
     head -1 /proc/stat > "$OUT/$name-stat-after.txt"
-    [ "$v" = spdk ] || echo "$(jvm_uptime "$TPID") $(jvm_uptime "$PPID_")" >> "$OUT/$name-trace-uptimes.txt"
+    date +%s%3N >> "$OUT/$name-trace-times.txt"
     # threads started since the names were taken (compiler threads come and go): their Linux names
     for side in target:$TPID initiator:$PPID_; do
       for t in /proc/"${side#*:}"/task/*; do echo "${t##*/} ${side%%:*}:$(cat "$t/comm" 2>/dev/null)"; done
@@ -321,13 +317,12 @@ else:
 # JIT compilations (all tiers / tier 4 = C2) of each JVM inside the trace window
 jit = []
 try:
-    ups = [l.split() for l in open(os.path.join(out, name + "-trace-uptimes.txt"))]
-    for i, side in enumerate(("target", "initiator")):
-        t0, t1 = float(ups[0][i]), float(ups[1][i])
+    t0, t1 = (int(l) for l in open(os.path.join(out, name + "-trace-times.txt")))
+    for side in ("target", "initiator"):
         n = n4 = 0
         for line in open(os.path.join(out, f"{name}-{side}-jit.log")):
-            m = re.match(r"\[([\d.]+)s\]\s+\d+\s+(?:\S\s+)*?([0-4])\s", line)
-            if m and "made not entrant" not in line and t0 <= float(m.group(1)) <= t1:
+            m = re.match(r"\[(\d+)ms\]\s+\d+\s+(?:\S\s+)*?([0-4])\s", line)
+            if m and "made not entrant" not in line and t0 <= int(m.group(1)) <= t1:
                 n += 1
                 n4 += m.group(2) == "4"
         jit.append(f"{side[0]} {n}/{n4}")
