@@ -103,6 +103,13 @@ class JmhBenchmarksTest {
     }
 
     @Test
+    void headerDigestAllocatesNothing() throws RunnerException {
+        Collection<RunResult> results = run(Crc32cHeaderBenchmark.class);
+        assertEquals(4, results.size());
+        assertAllocationFree(results);
+    }
+
+    @Test
     void hostCommandPathAllocatesNothing() throws RunnerException {
         Collection<RunResult> results = run(HostCommandPathBenchmark.class);
         assertEquals(6, results.size());

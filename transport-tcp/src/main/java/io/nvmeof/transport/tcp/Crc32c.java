@@ -119,9 +119,23 @@ public final class Crc32c {
      * call; copying 24–72 bytes is cheaper than that allocation on every PDU.
      */
     public static int computeHeader(CRC32C crc, byte[] scratch, ByteBuf buf, int index, int length) {
+        return computeHeader(crc, null, scratch, buf, index, length);
+    }
+
+    /**
+     * As {@link #computeHeader(CRC32C, byte[], ByteBuf, int, int)}, but a direct buffer with a memory address is read
+     * in place through {@code view} (may be null): no copy. Measured with thread CPU time on this project's machine
+     * (perf/README.md, "Digests"): 3–4 ns against 7–8 ns copied, for a 24- or 72-byte header.
+     */
+    public static int computeHeader(CRC32C crc, View view, byte[] scratch, ByteBuf buf, int index, int length) {
         crc.reset();
+        ByteBuffer direct;
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else if (view != null
+                && buf.hasMemoryAddress()
+                && (direct = view.at(buf.memoryAddress() + index, length)) != null) {
+            crc.update(direct);
         } else {
             buf.getBytes(index, scratch, 0, length);
             crc.update(scratch, 0, length);

@@ -66,7 +66,9 @@ final class HostPduWriter {
             capsuleCmd.wrap(out, 0).set(headerDigest, dataDigest, inCapsule);
             copySqe(sqe, out, capsuleCmd.sqeIndex());
             if (headerDigest) {
-                out.setIntLE(CapsuleCmdPdu.HLEN, Crc32c.computeHeader(crc, headerScratch, out, 0, CapsuleCmdPdu.HLEN));
+                out.setIntLE(
+                        CapsuleCmdPdu.HLEN,
+                        Crc32c.computeHeader(crc, direct, headerScratch, out, 0, CapsuleCmdPdu.HLEN));
             }
             if (inCapsule > 0) {
                 copyIn(r, out, CapsuleCmdPdu.HLEN + hd, inCapsule);
@@ -103,7 +105,7 @@ final class HostPduWriter {
             if (headerDigest) {
                 out.setIntLE(
                         prefix + H2cDataPdu.HLEN,
-                        Crc32c.computeHeader(crc, headerScratch, out, prefix, H2cDataPdu.HLEN));
+                        Crc32c.computeHeader(crc, direct, headerScratch, out, prefix, H2cDataPdu.HLEN));
             }
             out.writerIndex(prefix + H2cDataPdu.HLEN + hd);
             if (dataDigest) {

@@ -492,7 +492,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private boolean checkHeader(ChannelHandlerContext ctx, ByteBuf in, int start) {
         if (hdgst != 0) {
             int received = in.getIntLE(start + hlen);
-            int computed = Crc32c.computeHeader(crc, headerScratch, in, start, hlen);
+            int computed = Crc32c.computeHeader(crc, crcView, headerScratch, in, start, hlen);
             if (received != computed) {
                 return fault(
                         ctx,

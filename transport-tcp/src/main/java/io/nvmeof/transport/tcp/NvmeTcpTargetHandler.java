@@ -559,7 +559,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 if (headerDigest) {
                     out.setIntLE(
                             trailer + CapsuleRespPdu.HLEN,
-                            Crc32c.computeHeader(crc, headerScratch, out, trailer, CapsuleRespPdu.HLEN));
+                            Crc32c.computeHeader(crc, crcView, headerScratch, out, trailer, CapsuleRespPdu.HLEN));
                 }
             }
             out.writerIndex(trailer + respLength);
@@ -573,7 +573,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     /** Sets writerIndex after a header of {@code hlen} bytes and its HDGST if negotiated (nvmeof-protocol.md §5.8). */
     private void finishHeader(ByteBuf out, int hlen) {
         if (headerDigest) {
-            out.setIntLE(hlen, Crc32c.computeHeader(crc, headerScratch, out, 0, hlen));
+            out.setIntLE(hlen, Crc32c.computeHeader(crc, crcView, headerScratch, out, 0, hlen));
             out.writerIndex(hlen + DIGEST_LENGTH);
         } else {
             out.writerIndex(hlen);

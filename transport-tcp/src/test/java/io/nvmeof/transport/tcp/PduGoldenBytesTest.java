@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
@@ -83,6 +84,36 @@ class PduGoldenBytesTest {
         int digest = Crc32c.compute(new CRC32C(), b, 0, 72);
         b.setIntLE(72, digest);
         assertArrayEquals(hex("b7 d9 34 9f"), slice(bytes(b, 76), 72, 4));
+    }
+
+    @Test
+    void headerDigestIsTheSameInPlaceAndCopied() {
+        // The same golden HDGST (b7 d9 34 9f, nvmeof-protocol.md §5.8) whichever way computeHeader reads the header:
+        // a heap array, a direct buffer in place through a View, a direct buffer copied (no view), and a composite
+        // buffer (no memory address: copied).
+        byte[] header = new byte[72];
+        ByteBuf heap = Unpooled.wrappedBuffer(header);
+        new CapsuleCmdPdu().wrap(heap, 0).set(true, false, 1024);
+        heap.setBytes(8, Bytes.connectSqe(0, 0, 31, 0));
+        ByteBuf direct =
+                PooledByteBufAllocator.DEFAULT.directBuffer(80).writeZero(8).writeBytes(header);
+        ByteBuf composite = Unpooled.compositeBuffer()
+                .addComponent(true, Unpooled.wrappedBuffer(header, 0, 30))
+                .addComponent(true, Unpooled.directBuffer(42).writeBytes(header, 30, 42));
+        CRC32C crc = new CRC32C();
+        byte[] scratch = new byte[Crc32c.HEADER_SCRATCH];
+        Crc32c.View view = new Crc32c.View();
+        try {
+            int golden = 0x9f34d9b7;
+            assertEquals(golden, Crc32c.computeHeader(crc, view, scratch, heap, 0, 72));
+            assertEquals(golden, Crc32c.computeHeader(crc, view, scratch, direct, 8, 72));
+            assertEquals(golden, Crc32c.computeHeader(crc, null, scratch, direct, 8, 72));
+            assertEquals(golden, Crc32c.computeHeader(crc, scratch, direct, 8, 72));
+            assertEquals(golden, Crc32c.computeHeader(crc, view, scratch, composite, 0, 72));
+        } finally {
+            direct.release();
+            composite.release();
+        }
     }
 
     @Test
