@@ -47,14 +47,8 @@ cell_args() { # CELL -> rw bs iodepth
   esac
 }
 
-TPID=
-stop_target() {
-  if [ -n "$TPID" ]; then
-    kill "$TPID" 2>/dev/null || true
-    wait "$TPID" 2>/dev/null || true
-    TPID=
-  fi
-}
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 trap stop_target EXIT
 
 start_target() { # MODE
@@ -65,13 +59,7 @@ start_target() { # MODE
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
     --namespace size=1g,bs=4096 --memory-budget 2g "${flags[@]}" > "$OUT/target-$1.log" 2>&1 &
   TPID=$!
-  for _ in $(seq 1 600); do
-    grep -q "listening on" "$OUT/target-$1.log" 2>/dev/null && return 0
-    kill -0 "$TPID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "digests.sh: the target did not start, see $OUT/target-$1.log" >&2
-  exit 1
+  wait_listening "$OUT/target-$1.log" digests.sh
 }
 
 URI="nvme+tcp://127.0.0.1:$PORT/$NQN"

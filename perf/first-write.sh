@@ -37,8 +37,8 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/first-write.XXXXXX")
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 URI="nvme+tcp://127.0.0.1:$PORT/$NQN"
-TPID=
-stop_target() { if [ -n "$TPID" ]; then kill "$TPID" 2>/dev/null || true; wait "$TPID" 2>/dev/null || true; fi; TPID=; }
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 trap stop_target EXIT
 
 perf() { # NAME SIZE [OFFSET [SECONDS]]

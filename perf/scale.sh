@@ -56,14 +56,8 @@ TARGET_CP=${TARGET_CP:-$PERF_CP}
 HZ=$(getconf CLK_TCK)
 echo "scale.sh: results in $OUT; $CONTROLLERS controllers x $QUEUES I/O queues; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
-TPID=
-stop_target() {
-  if [ -n "$TPID" ]; then
-    kill "$TPID" 2>/dev/null || true
-    wait "$TPID" 2>/dev/null || true
-    TPID=
-  fi
-}
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 PPID_PERF=
 stop_all() {
   if [ -n "$PPID_PERF" ]; then
@@ -111,11 +105,7 @@ for tr in $TRANSPORTS; do
     io.nvmeof.target.daemon.TargetDaemon --listen "$tr://127.0.0.1:$PORT" --nqn "$NQN" --no-rpc \
     --namespace size=1g,bs=4096 "${flags[@]}" > "$OUT/$tr-target.log" 2>&1 &
   TPID=$!
-  for _ in $(seq 1 600); do
-    grep -q "listening on" "$OUT/$tr-target.log" 2>/dev/null && break
-    kill -0 "$TPID" 2>/dev/null || { echo "scale.sh: the $tr target did not start, see $OUT/$tr-target.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_listening "$OUT/$tr-target.log" scale.sh
   sleep 2
   heap0=$(heap_kib "$TPID")
   nmt0=$(nmt "$TPID" "$OUT/$tr-nmt-before.txt")

@@ -79,6 +79,8 @@ JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -
 conditions() { echo "$(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 echo "tails.sh: results in $OUT; $(conditions)" | tee "$OUT/conditions.txt" >&2
 
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 TPID= PPID_=
 stop_all() {
   for p in $PPID_ $TPID; do
@@ -156,11 +158,7 @@ start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns o
     --namespace size=1g,bs=4096 --memory-budget 2g --rpc-socket "$OUT/rpc.sock" "${flags[@]}" \
     > "$OUT/$name-target.log" 2>&1) &
   TPID=$!
-  for _ in $(seq 1 600); do
-    grep -q "listening on" "$OUT/$name-target.log" 2>/dev/null && break
-    kill -0 "$TPID" 2>/dev/null || { echo "tails.sh: target failed, see $OUT/$name-target.log" >&2; exit 1; }
-    sleep 0.1
-  done
+  wait_listening "$OUT/$name-target.log" tails.sh
   (NVMEOF_JAVA_OPTS="${NVMEOF_JAVA_OPTS:-} $(jit_log "$OUT/$name-initiator-jit.log")" \
     exec taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$URI" "${hipri[@]}" --rw="$RW" --bs="$BS" \
     --iodepth="$QD" --runtime="$RUNTIME" --ramp_time="$RAMP" --percentile_list=50:99:99.9:99.99 \
@@ -177,21 +175,8 @@ start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns o
 # NAME: nvmf_tgt (malloc bdev) on TARGET_CPU, spdk_nvme_perf on PERF_CPU, as perf/vs-spdk.sh runs them; without
 # SPDK's core lock, so that another SPDK application on the same core neither stops this one nor is stopped by it
 start_spdk() {
-  local name=$1 rpc=("$SPDK_DIR/scripts/rpc.py" -s "$OUT/spdk.sock")
-  # shellcheck disable=SC2086
-  (exec "$SPDK_DIR/build/bin/nvmf_tgt" -m "$(printf '0x%x' $((1 << TARGET_CPU)))" -r "$OUT/spdk.sock" \
-    --disable-cpumask-locks $SPDK_TGT_OPTS > "$OUT/$name-target.log" 2>&1) &
-  TPID=$!
-  for _ in $(seq 1 300); do
-    "${rpc[@]}" spdk_get_version > /dev/null 2>&1 && break
-    kill -0 "$TPID" 2>/dev/null || { echo "tails.sh: nvmf_tgt exited, see $OUT/$name-target.log" >&2; exit 1; }
-    sleep 0.2
-  done
-  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 256 > /dev/null
-  "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
-  "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
-  "${rpc[@]}" nvmf_subsystem_add_ns "$SPDK_NQN" Malloc0 > /dev/null
-  "${rpc[@]}" nvmf_subsystem_add_listener "$SPDK_NQN" -t tcp -a 127.0.0.1 -s "$SPDK_PORT" > /dev/null
+  local name=$1
+  start_spdk_target "$OUT/$name-target.log" "$OUT/spdk.sock" tails.sh
   # shellcheck disable=SC2086
   (exec taskset -c "$PERF_CPU" "$SPDK_DIR/build/bin/spdk_nvme_perf" -c "$(printf '0x%x' $((1 << PERF_CPU)))" \
     -q "$QD" -o "$BS" -w "$RW" -t "$RUNTIME" -a "$RAMP" -L $SPDK_PERF_OPTS \

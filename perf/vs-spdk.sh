@@ -82,14 +82,8 @@ taskset -c "$TARGET_CPU,$PERF_CPU" "$ROOT/perf/tcp-floor/floor.sh" block 5 > "$O
 echo "vs-spdk.sh: floor poll $(cat "$OUT/floor-poll.txt"), block $(cat "$OUT/floor-block.txt") (p50 us, p99 us, rt/s)" >&2
 
 # ---- targets ----
-TPID=
-stop_target() {
-  if [ -n "$TPID" ]; then
-    kill "$TPID" 2>/dev/null || true
-    wait "$TPID" 2>/dev/null || true
-    TPID=
-  fi
-}
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 trap stop_target EXIT
 
 start_ours() { # MODE
@@ -100,35 +94,10 @@ start_ours() { # MODE
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$OUR_NQN" \
     --namespace size=1g,bs=4096 --memory-budget 2g "${flags[@]}" > "$OUT/target-ours-$1.log" 2>&1 &
   TPID=$!
-  for _ in $(seq 1 600); do
-    grep -q "listening on" "$OUT/target-ours-$1.log" 2>/dev/null && return 0
-    kill -0 "$TPID" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "vs-spdk.sh: our target did not start, see $OUT/target-ours-$1.log" >&2
-  exit 1
+  wait_listening "$OUT/target-ours-$1.log" vs-spdk.sh
 }
 
-SPDK_RPC_SOCK=$OUT/spdk.sock
-start_spdk() {
-  # shellcheck disable=SC2086
-  "$SPDK_DIR/build/bin/nvmf_tgt" -m "$(printf '0x%x' $((1 << TARGET_CPU)))" -r "$SPDK_RPC_SOCK" ${SPDK_TGT_OPTS:-} \
-    > "$OUT/target-spdk.log" 2>&1 &
-  TPID=$!
-  local rpc=("$SPDK_DIR/scripts/rpc.py" -s "$SPDK_RPC_SOCK")
-  for _ in $(seq 1 300); do
-    "${rpc[@]}" spdk_get_version > /dev/null 2>&1 && break
-    kill -0 "$TPID" 2>/dev/null || { echo "vs-spdk.sh: nvmf_tgt exited, see $OUT/target-spdk.log" >&2; exit 1; }
-    sleep 0.2
-  done
-  # -q 256: queues deep enough for QD128 (both initiators ask for QD+1 entries: a queue of N entries holds N-1
-  # commands; SPDK's default of 128 caps the QD128 cell's queues at 128)
-  "${rpc[@]}" nvmf_create_transport -t TCP -u 16384 -m 8 -c 8192 -q 256 > /dev/null
-  "${rpc[@]}" bdev_malloc_create -b Malloc0 1024 4096 > /dev/null
-  "${rpc[@]}" nvmf_create_subsystem "$SPDK_NQN" -a -s SPDK00000000000001 -d SPDK_Controller1 > /dev/null
-  "${rpc[@]}" nvmf_subsystem_add_ns "$SPDK_NQN" Malloc0 > /dev/null
-  "${rpc[@]}" nvmf_subsystem_add_listener "$SPDK_NQN" -t tcp -a 127.0.0.1 -s "$SPDK_PORT" > /dev/null
-}
+start_spdk() { start_spdk_target "$OUT/target-spdk.log" "$OUT/spdk.sock" vs-spdk.sh; }
 
 # ---- CPU per I/O ----
 # utime+stime (clock ticks) of a whole process, from /proc/PID/stat (fields 14 and 15, counted after the ") ").
