@@ -66,6 +66,11 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
+    /**
+     * How long the thread of a queue with no command outstanding parks at a time: nothing can complete then, so it
+     * does not watch the CQ; a submit, a task, a close or the CM's disconnect wakes it.
+     */
+    private static final Duration IDLE_PARK = Duration.ofMillis(100);
 
     private final int qid;
     private final int queueSize;
@@ -91,6 +96,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     // Per CID, queue thread only.
     private final HostCommand[] inFlight;
+    /** Commands posted and not yet answered (queue thread only): with none, the idle thread parks off the CQ. */
+    private int outstanding;
 
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
@@ -356,7 +363,11 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                         LOG.log(Level.ERROR, "task on RDMA host queue " + qid + " failed", t);
                     }
                 }
-                waker.afterTurn(n + d, busyPoll, cq, AWAIT, hasWork);
+                if (outstanding > 0) {
+                    waker.afterTurn(n + d, busyPoll, cq, AWAIT, hasWork);
+                } else {
+                    waker.afterTurn(n + d, busyPoll, null, IDLE_PARK, hasWork);
+                }
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "RDMA host queue " + qid + " to " + peer + " failed", t);
@@ -402,6 +413,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             return;
         }
         inFlight[cid] = command;
+        outstanding++;
         if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
             fault(new IOException("RDMA queue " + qid + " to " + peer + ": cannot post a Send (send queue full)"));
         }
@@ -458,6 +470,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         }
         data.complete(cid, command);
         inFlight[cid] = null;
+        outstanding--;
         commands.release(cid);
         try {
             command.onResponse(cqe);

@@ -48,6 +48,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int RQE = 32, CQE = 32;
     static final int INIT = 0, RTR = 1, RTS = 2, ERROR = 3;
     private static final State[] STATES = State.values();
+    /** How long a QP must be quiet before {@link #await} parks in the long slice, and that slice. */
+    private static final int LONG_QUIET_MS = 100, LONG_QUIET_SLICE_MS = 10;
 
     static final int OP_SEND = WorkCompletion.Opcode.SEND.ordinal();
     static final int OP_WRITE = WorkCompletion.Opcode.RDMA_WRITE.ordinal();
@@ -136,6 +138,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private int sqHead;
     private int sqCount;
     private long rnrDeadline;
+    /** Owner thread: when {@link #await} last found nothing (0: a post or a completion since), its park slice. */
+    private long quietSince;
+
+    private long park;
 
     private volatile Thread waiter;
     private volatile boolean closed;
@@ -352,6 +358,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             return false;
         }
         sendOutstanding++;
+        quietSince = 0;
         if (sqCount > 0) {
             progress();
         }
@@ -692,6 +699,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 sendOutstanding -= retire;
             }
         }
+        if (n > 0) {
+            quietSince = 0;
+        }
         return n;
     }
 
@@ -712,21 +722,33 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 || closed;
     }
 
+    /**
+     * Spins briefly (20 µs) when the QP first goes quiet after a post or a completion (an answer from a busy peer is
+     * usually microseconds away), then parks in slices: a peer in another process cannot unpark us, so we look again
+     * after each slice (one in this JVM unparks us at once). The slices keep growing across calls while nothing is
+     * posted or arrives: 10 µs doubling to 200 µs (50 µs while a Send waits for a receiver), 1 ms once the QP has been
+     * quiet for 1 ms, {@value #LONG_QUIET_SLICE_MS} ms once quiet for {@value #LONG_QUIET_MS} ms. A QP that only
+     * waits for a rare answer (an Asynchronous Event Request) so wakes about 100 times a second, not thousands.
+     */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
         if (sqCount > 0) {
             progress();
         }
         if (ready()) {
+            quietSince = 0;
             return true;
+        }
+        boolean firstQuiet = quietSince == 0;
+        if (firstQuiet) {
+            quietSince = now;
+            park = 10_000;
         }
         waiter = Thread.currentThread();
         try {
-            // Spin briefly (a completion from a busy peer is usually microseconds away), then park in growing
-            // slices: a peer in another process cannot unpark us, so we look again at least every 200 µs.
-            long spinUntil = System.nanoTime() + 20_000;
-            long park = 10_000;
+            long spinUntil = firstQuiet ? now + 20_000 : now;
             for (; ; ) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
@@ -735,9 +757,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                     progress();
                 }
                 if (ready()) {
+                    quietSince = 0;
                     return true;
                 }
-                long now = System.nanoTime();
+                now = System.nanoTime();
                 if (now - deadline >= 0) {
                     return false;
                 }
@@ -746,11 +769,21 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                     continue;
                 }
                 LockSupport.parkNanos(this, Math.min(park, deadline - now));
-                park = Math.min(park * 2, sqCount > 0 ? 50_000 : 200_000);
+                park = nextSlice(park, sqCount > 0, now - quietSince);
             }
         } finally {
             waiter = null;
         }
+    }
+
+    private static long nextSlice(long park, boolean sendWaiting, long quietNanos) {
+        if (sendWaiting) {
+            return Math.min(park * 2, 50_000);
+        }
+        if (quietNanos >= LONG_QUIET_MS * 1_000_000L) {
+            return LONG_QUIET_SLICE_MS * 1_000_000L;
+        }
+        return Math.min(park * 2, quietNanos < 1_000_000 ? 200_000 : 1_000_000);
     }
 
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
