@@ -51,7 +51,8 @@ import java.util.function.Consumer;
  * capsule is posted at once, from another thread the command is pushed on the list and, when the list was empty, a
  * sleeping queue thread is woken ({@link QueueThreadWaker}). Atomic operations per command on this path: the claim
  * (1); from another thread also the push (1), a share of the drain's getAndSet and, when the thread sleeps, the
- * wake-up. The release of the CID on the response is a plain release store.
+ * wake-up. The release of the CID on the response is a plain release store. Idle: the transports' spin window, then a
+ * sleep in the CQ while a command is outstanding, or a park off the CQ while none is (nothing can complete then).
  */
 public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
