@@ -80,6 +80,11 @@ final class QueueThreadWaker {
         await(cq, timeout, hasWork);
     }
 
+    /** On the owner thread: how long its loop has had no work (0 while it has some). */
+    long idleNanos(long now) {
+        return idleSince == 0 ? 0 : now - idleSince;
+    }
+
     /** From any thread, after publishing the work: wakes the owner if it sleeps. */
     void wake() {
         if (state.get() == AWAITING && state.compareAndSet(AWAITING, WAKING)) {

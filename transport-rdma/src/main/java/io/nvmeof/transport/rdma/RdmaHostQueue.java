@@ -68,10 +68,18 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
     /**
+     * The CQ wait of a queue with a command outstanding that has had nothing to do for {@link #QUIET} (an admin queue
+     * holding only an Asynchronous Event Request): fewer wake-ups where the CQ is polled in slices (the software
+     * RNIC); over DiSNI, whose await a submit cannot interrupt, a submit to such a queue may wait this long.
+     */
+    private static final Duration QUIET_AWAIT = Duration.ofMillis(100);
+
+    private static final long QUIET = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
      * How long the thread of a queue with no command outstanding parks at a time: nothing can complete then, so it
      * does not watch the CQ; a submit, a task, a close or the CM's disconnect wakes it.
      */
-    private static final Duration IDLE_PARK = Duration.ofMillis(100);
+    private static final Duration IDLE_PARK = Duration.ofSeconds(1);
 
     private final int qid;
     private final int queueSize;
@@ -365,7 +373,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                     }
                 }
                 if (outstanding > 0) {
-                    waker.afterTurn(n + d, busyPoll, cq, AWAIT, hasWork);
+                    boolean quiet = n + d == 0 && waker.idleNanos(System.nanoTime()) >= QUIET;
+                    waker.afterTurn(n + d, busyPoll, cq, quiet ? QUIET_AWAIT : AWAIT, hasWork);
                 } else {
                     waker.afterTurn(n + d, busyPoll, null, IDLE_PARK, hasWork);
                 }

@@ -48,8 +48,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int RQE = 32, CQE = 32;
     static final int INIT = 0, RTR = 1, RTS = 2, ERROR = 3;
     private static final State[] STATES = State.values();
-    /** How long a QP must be quiet before {@link #await} parks in the long slice, and that slice. */
-    private static final int LONG_QUIET_MS = 100, LONG_QUIET_SLICE_MS = 10;
 
     static final int OP_SEND = WorkCompletion.Opcode.SEND.ordinal();
     static final int OP_WRITE = WorkCompletion.Opcode.RDMA_WRITE.ordinal();
@@ -727,8 +725,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
      * usually microseconds away), then parks in slices: a peer in another process cannot unpark us, so we look again
      * after each slice (one in this JVM unparks us at once). The slices keep growing across calls while nothing is
      * posted or arrives: 10 µs doubling to 200 µs (50 µs while a Send waits for a receiver), 1 ms once the QP has been
-     * quiet for 1 ms, {@value #LONG_QUIET_SLICE_MS} ms once quiet for {@value #LONG_QUIET_MS} ms. A QP that only
-     * waits for a rare answer (an Asynchronous Event Request) so wakes about 100 times a second, not thousands.
+     * quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms (each within the caller's timeout). A
+     * QP that only waits for a rare answer (an Asynchronous Event Request) so wakes about 10 times a second.
      */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
@@ -780,10 +778,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         if (sendWaiting) {
             return Math.min(park * 2, 50_000);
         }
-        if (quietNanos >= LONG_QUIET_MS * 1_000_000L) {
-            return LONG_QUIET_SLICE_MS * 1_000_000L;
+        if (quietNanos < 1_000_000) {
+            return Math.min(park * 2, 200_000);
         }
-        return Math.min(park * 2, quietNanos < 1_000_000 ? 200_000 : 1_000_000);
+        return quietNanos < 10_000_000 ? 1_000_000 : quietNanos < 100_000_000 ? 10_000_000 : 100_000_000;
     }
 
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
