@@ -4,6 +4,7 @@ import io.nvmeof.core.spi.IdlePolicy;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -28,12 +29,19 @@ final class QueueThreadWaker {
         this.owner = thread;
     }
 
-    /** On the owner thread: sleeps in {@code cq.await(timeout)} unless {@code hasWork} says there is work already. */
+    /**
+     * On the owner thread: sleeps in {@code cq.await(timeout)} unless {@code hasWork} says there is work already; with
+     * {@code cq} null, when nothing can complete, it parks the thread instead (a wake or the timeout ends it).
+     */
     void await(CompletionQueue cq, Duration timeout, BooleanSupplier hasWork) {
         state.set(AWAITING);
         try {
             if (!hasWork.getAsBoolean()) {
-                cq.await(timeout);
+                if (cq != null) {
+                    cq.await(timeout);
+                } else {
+                    LockSupport.parkNanos(this, timeout.toNanos());
+                }
             }
         } catch (InterruptedException e) {
             // woken by wake(); handled below
@@ -51,8 +59,10 @@ final class QueueThreadWaker {
     /**
      * On the owner thread, after one turn of its loop that did {@code work} things: returns at once after work;
      * otherwise follows the transports' {@link IdlePolicy}: spins (always with {@code busyPoll}; else for the spin
-     * window, 200 µs unless {@code io.nvmeof.spinMicros} says otherwise), then sleeps in the CQ as {@link #await}
-     * does.
+     * window, 200 µs unless {@code io.nvmeof.spinMicros} says otherwise), then sleeps as {@link #await} does (in
+     * {@code cq}, or parked when it is null). The window starts at the first turn without work after a turn with
+     * work; a sleep that ends with nothing to do does not start it again (an idle thread does not spin after each
+     * timeout).
      */
     void afterTurn(int work, boolean busyPoll, CompletionQueue cq, Duration timeout, BooleanSupplier hasWork) {
         if (work > 0) {
@@ -68,6 +78,11 @@ final class QueueThreadWaker {
             return;
         }
         await(cq, timeout, hasWork);
+    }
+
+    /** On the owner thread: how long its loop has had no work (0 while it has some). */
+    long idleNanos(long now) {
+        return idleSince == 0 ? 0 : now - idleSince;
     }
 
     /** From any thread, after publishing the work: wakes the owner if it sleeps. */

@@ -51,7 +51,8 @@ import java.util.function.Consumer;
  * capsule is posted at once, from another thread the command is pushed on the list and, when the list was empty, a
  * sleeping queue thread is woken ({@link QueueThreadWaker}). Atomic operations per command on this path: the claim
  * (1); from another thread also the push (1), a share of the drain's getAndSet and, when the thread sleeps, the
- * wake-up. The release of the CID on the response is a plain release store.
+ * wake-up. The release of the CID on the response is a plain release store. Idle: the transports' spin window, then a
+ * sleep in the CQ while a command is outstanding, or a park off the CQ while none is (nothing can complete then).
  */
 public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final Logger LOG = System.getLogger(RdmaHostQueue.class.getName());
@@ -66,6 +67,19 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private static final long KIND_RECV = 0L;
     private static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
+    /**
+     * The CQ wait of a queue with a command outstanding that has had nothing to do for {@link #QUIET} (an admin queue
+     * holding only an Asynchronous Event Request): fewer wake-ups where the CQ is polled in slices (the software
+     * RNIC); over DiSNI, whose await a submit cannot interrupt, a submit to such a queue may wait this long.
+     */
+    private static final Duration QUIET_AWAIT = Duration.ofMillis(100);
+
+    private static final long QUIET = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * How long the thread of a queue with no command outstanding parks at a time: nothing can complete then, so it
+     * does not watch the CQ; a submit, a task, a close or the CM's disconnect wakes it.
+     */
+    private static final Duration IDLE_PARK = Duration.ofSeconds(1);
 
     private final int qid;
     private final int queueSize;
@@ -91,6 +105,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     // Per CID, queue thread only.
     private final HostCommand[] inFlight;
+    /** Commands posted and not yet answered (queue thread only): with none, the idle thread parks off the CQ. */
+    private int outstanding;
 
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final QueueThreadWaker waker = new QueueThreadWaker();
@@ -356,7 +372,12 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                         LOG.log(Level.ERROR, "task on RDMA host queue " + qid + " failed", t);
                     }
                 }
-                waker.afterTurn(n + d, busyPoll, cq, AWAIT, hasWork);
+                if (outstanding > 0) {
+                    boolean quiet = n + d == 0 && waker.idleNanos(System.nanoTime()) >= QUIET;
+                    waker.afterTurn(n + d, busyPoll, cq, quiet ? QUIET_AWAIT : AWAIT, hasWork);
+                } else {
+                    waker.afterTurn(n + d, busyPoll, null, IDLE_PARK, hasWork);
+                }
             }
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "RDMA host queue " + qid + " to " + peer + " failed", t);
@@ -402,6 +423,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             return;
         }
         inFlight[cid] = command;
+        outstanding++;
         if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
             fault(new IOException("RDMA queue " + qid + " to " + peer + ": cannot post a Send (send queue full)"));
         }
@@ -458,6 +480,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         }
         data.complete(cid, command);
         inFlight[cid] = null;
+        outstanding--;
         commands.release(cid);
         try {
             command.onResponse(cqe);

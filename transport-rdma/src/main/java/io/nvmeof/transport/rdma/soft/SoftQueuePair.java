@@ -136,6 +136,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private int sqHead;
     private int sqCount;
     private long rnrDeadline;
+    /** Owner thread: when {@link #await} last found nothing (0: a post or a completion since), its park slice. */
+    private long quietSince;
+
+    private long park;
 
     private volatile Thread waiter;
     private volatile boolean closed;
@@ -352,6 +356,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             return false;
         }
         sendOutstanding++;
+        quietSince = 0;
         if (sqCount > 0) {
             progress();
         }
@@ -692,6 +697,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 sendOutstanding -= retire;
             }
         }
+        if (n > 0) {
+            quietSince = 0;
+        }
         return n;
     }
 
@@ -712,21 +720,33 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 || closed;
     }
 
+    /**
+     * Spins briefly (20 µs) when the QP first goes quiet after a post or a completion (an answer from a busy peer is
+     * usually microseconds away), then parks in slices: a peer in another process cannot unpark us, so we look again
+     * after each slice (one in this JVM unparks us at once). The slices keep growing across calls while nothing is
+     * posted or arrives: 10 µs doubling to 200 µs (50 µs while a Send waits for a receiver), 1 ms once the QP has been
+     * quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms (each within the caller's timeout). A
+     * QP that only waits for a rare answer (an Asynchronous Event Request) so wakes about 10 times a second.
+     */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long now = System.nanoTime();
+        long deadline = now + timeout.toNanos();
         if (sqCount > 0) {
             progress();
         }
         if (ready()) {
+            quietSince = 0;
             return true;
+        }
+        boolean firstQuiet = quietSince == 0;
+        if (firstQuiet) {
+            quietSince = now;
+            park = 10_000;
         }
         waiter = Thread.currentThread();
         try {
-            // Spin briefly (a completion from a busy peer is usually microseconds away), then park in growing
-            // slices: a peer in another process cannot unpark us, so we look again at least every 200 µs.
-            long spinUntil = System.nanoTime() + 20_000;
-            long park = 10_000;
+            long spinUntil = firstQuiet ? now + 20_000 : now;
             for (; ; ) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException();
@@ -735,9 +755,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                     progress();
                 }
                 if (ready()) {
+                    quietSince = 0;
                     return true;
                 }
-                long now = System.nanoTime();
+                now = System.nanoTime();
                 if (now - deadline >= 0) {
                     return false;
                 }
@@ -746,11 +767,21 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                     continue;
                 }
                 LockSupport.parkNanos(this, Math.min(park, deadline - now));
-                park = Math.min(park * 2, sqCount > 0 ? 50_000 : 200_000);
+                park = nextSlice(park, sqCount > 0, now - quietSince);
             }
         } finally {
             waiter = null;
         }
+    }
+
+    private static long nextSlice(long park, boolean sendWaiting, long quietNanos) {
+        if (sendWaiting) {
+            return Math.min(park * 2, 50_000);
+        }
+        if (quietNanos < 1_000_000) {
+            return Math.min(park * 2, 200_000);
+        }
+        return quietNanos < 10_000_000 ? 1_000_000 : quietNanos < 100_000_000 ? 10_000_000 : 100_000_000;
     }
 
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
