@@ -10,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A completion queue shared by many {@link SoftQueuePair}s: the completion ring of a queue pair ({@link SoftQueuePair}'s
@@ -55,12 +54,24 @@ final class SoftCompletionQueue implements CompletionQueue {
     /** Set (any thread) when an attached QP went to ERROR: the next poll flushes what it has waiting. */
     private volatile boolean attention;
 
-    volatile Thread waiter;
     private volatile boolean closed;
-    /** Owner thread: when await last found nothing (0: something arrived since), and its current park slice. */
-    private long quietSince;
+    /**
+     * The owner's wait: slices growing to 200 µs, and to 1 ms once the CQ has been quiet for a millisecond (50 µs
+     * while a QP's Send waits for a receiver). An idle owner so wakes about 1000 times a second, and sees a Send from
+     * another process within a millisecond.
+     */
+    private final QuietWait quiet = new QuietWait() {
+        @Override
+        boolean poll() {
+            housekeeping();
+            return ready();
+        }
 
-    private long park;
+        @Override
+        long nextSlice(long park, long quietNanos) {
+            return Math.min(park * 2, waitingQps > 0 ? 50_000 : quietNanos < 1_000_000 ? 200_000 : 1_000_000);
+        }
+    };
 
     SoftCompletionQueue(SoftDevice device, int entries) throws IOException {
         if (entries < 1) {
@@ -129,10 +140,7 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
 
     void wake() {
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        quiet.wake();
     }
 
     @Override
@@ -203,52 +211,10 @@ final class SoftCompletionQueue implements CompletionQueue {
                 || closed;
     }
 
-    /**
-     * As a QP's own await (a peer in another process cannot unpark us, so we look again after each slice; one in this
-     * JVM unparks us at once), with slices that keep growing across calls while nothing arrives: a short spin (20 µs)
-     * when the CQ first goes quiet, then slices growing to 200 µs, and to 1 ms once it has been quiet for a millisecond.
-     * An idle owner so wakes about 1000 times a second, and sees a Send from another process within a millisecond.
-     */
+    /** Waits as {@link QuietWait} does, with the slices of {@link #quiet}. */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long now = System.nanoTime();
-        long deadline = now + timeout.toNanos();
-        housekeeping();
-        if (ready()) {
-            quietSince = 0;
-            return true;
-        }
-        boolean firstQuiet = quietSince == 0;
-        if (firstQuiet) {
-            quietSince = now;
-            park = 10_000;
-        }
-        waiter = Thread.currentThread();
-        try {
-            long spinUntil = firstQuiet ? now + 20_000 : now;
-            for (; ; ) {
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                housekeeping();
-                if (ready()) {
-                    quietSince = 0;
-                    return true;
-                }
-                now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    return false;
-                }
-                if (now - spinUntil < 0) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                LockSupport.parkNanos(this, Math.min(park, deadline - now));
-                park = Math.min(park * 2, waitingQps > 0 ? 50_000 : now - quietSince < 1_000_000 ? 200_000 : 1_000_000);
-            }
-        } finally {
-            waiter = null;
-        }
+        return quiet.await(timeout, this);
     }
 
     @Override

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * An RC queue pair and its completion queue. The receive queue and the CQ are rings in a memory-mapped file
@@ -136,12 +135,33 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private int sqHead;
     private int sqCount;
     private long rnrDeadline;
-    /** Owner thread: when {@link #await} last found nothing (0: a post or a completion since), its park slice. */
-    private long quietSince;
+    /**
+     * The owner's wait on this QP's own CQ: slices of 10 µs doubling to 200 µs (50 µs while a Send waits for a
+     * receiver), 1 ms once the QP has been quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms
+     * (each within the caller's timeout). A QP that only waits for a rare answer (an Asynchronous Event Request) so
+     * wakes about 10 times a second.
+     */
+    private final QuietWait quiet = new QuietWait() {
+        @Override
+        boolean poll() {
+            if (sqCount > 0) {
+                progress();
+            }
+            return ready();
+        }
 
-    private long park;
+        @Override
+        long nextSlice(long park, long quietNanos) {
+            if (sqCount > 0) {
+                return Math.min(park * 2, 50_000);
+            }
+            if (quietNanos < 1_000_000) {
+                return Math.min(park * 2, 200_000);
+            }
+            return quietNanos < 10_000_000 ? 1_000_000 : quietNanos < 100_000_000 ? 10_000_000 : 100_000_000;
+        }
+    };
 
-    private volatile Thread waiter;
     private volatile boolean closed;
 
     SoftQueuePair(SoftDevice device, QueuePairAttributes attributes, long rnrTimeoutNanos) throws IOException {
@@ -280,10 +300,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 qp.sharedCq.wake();
                 return;
             }
-            Thread w = qp.waiter;
-            if (w != null) {
-                LockSupport.unpark(w);
-            }
+            qp.quiet.wake();
         }
     }
 
@@ -356,7 +373,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             return false;
         }
         sendOutstanding++;
-        quietSince = 0;
+        quiet.active();
         if (sqCount > 0) {
             progress();
         }
@@ -698,7 +715,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             }
         }
         if (n > 0) {
-            quietSince = 0;
+            quiet.active();
         }
         return n;
     }
@@ -720,68 +737,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 || closed;
     }
 
-    /**
-     * Spins briefly (20 µs) when the QP first goes quiet after a post or a completion (an answer from a busy peer is
-     * usually microseconds away), then parks in slices: a peer in another process cannot unpark us, so we look again
-     * after each slice (one in this JVM unparks us at once). The slices keep growing across calls while nothing is
-     * posted or arrives: 10 µs doubling to 200 µs (50 µs while a Send waits for a receiver), 1 ms once the QP has been
-     * quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms (each within the caller's timeout). A
-     * QP that only waits for a rare answer (an Asynchronous Event Request) so wakes about 10 times a second.
-     */
+    /** Waits as {@link QuietWait} does, with the slices of {@link #quiet}. */
     @Override
     public boolean await(Duration timeout) throws InterruptedException {
-        long now = System.nanoTime();
-        long deadline = now + timeout.toNanos();
-        if (sqCount > 0) {
-            progress();
-        }
-        if (ready()) {
-            quietSince = 0;
-            return true;
-        }
-        boolean firstQuiet = quietSince == 0;
-        if (firstQuiet) {
-            quietSince = now;
-            park = 10_000;
-        }
-        waiter = Thread.currentThread();
-        try {
-            long spinUntil = firstQuiet ? now + 20_000 : now;
-            for (; ; ) {
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                if (sqCount > 0) {
-                    progress();
-                }
-                if (ready()) {
-                    quietSince = 0;
-                    return true;
-                }
-                now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    return false;
-                }
-                if (now - spinUntil < 0) {
-                    Thread.onSpinWait();
-                    continue;
-                }
-                LockSupport.parkNanos(this, Math.min(park, deadline - now));
-                park = nextSlice(park, sqCount > 0, now - quietSince);
-            }
-        } finally {
-            waiter = null;
-        }
-    }
-
-    private static long nextSlice(long park, boolean sendWaiting, long quietNanos) {
-        if (sendWaiting) {
-            return Math.min(park * 2, 50_000);
-        }
-        if (quietNanos < 1_000_000) {
-            return Math.min(park * 2, 200_000);
-        }
-        return quietNanos < 10_000_000 ? 1_000_000 : quietNanos < 100_000_000 ? 10_000_000 : 100_000_000;
+        return quiet.await(timeout, this);
     }
 
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
