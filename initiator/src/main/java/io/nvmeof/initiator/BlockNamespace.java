@@ -53,7 +53,12 @@ public interface BlockNamespace {
 
     void read(long lba, int blocks, ByteBuffer dst) throws NvmeException;
 
-    CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst);
+    /** The read as a future (the callback form with {@link FutureCallback}). */
+    default CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        read(lba, blocks, dst, FutureCallback.INSTANCE, f);
+        return f;
+    }
 
     void read(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment);
 
@@ -61,7 +66,12 @@ public interface BlockNamespace {
 
     void write(long lba, int blocks, ByteBuffer src) throws NvmeException;
 
-    CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src);
+    /** The write as a future (the callback form with {@link FutureCallback}). */
+    default CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        write(lba, blocks, src, FutureCallback.INSTANCE, f);
+        return f;
+    }
 
     void write(long lba, int blocks, ByteBuffer src, IoCallback callback, Object attachment);
 
@@ -69,7 +79,12 @@ public interface BlockNamespace {
 
     void compare(long lba, int blocks, ByteBuffer expected) throws NvmeException;
 
-    CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected);
+    /** The compare as a future (the callback form with {@link FutureCallback}). */
+    default CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        compare(lba, blocks, expected, FutureCallback.INSTANCE, f);
+        return f;
+    }
 
     void compare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment);
 
@@ -77,7 +92,12 @@ public interface BlockNamespace {
 
     void flush() throws NvmeException;
 
-    CompletableFuture<Void> flushAsync();
+    /** The flush as a future (the callback form with {@link FutureCallback}). */
+    default CompletableFuture<Void> flushAsync() {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        flush(FutureCallback.INSTANCE, f);
+        return f;
+    }
 
     void flush(IoCallback callback, Object attachment);
 
@@ -85,7 +105,12 @@ public interface BlockNamespace {
 
     void writeZeroes(long lba, int blocks) throws NvmeException;
 
-    CompletableFuture<Void> writeZeroesAsync(long lba, int blocks);
+    /** The Write Zeroes as a future (the callback form with {@link FutureCallback}). */
+    default CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        writeZeroes(lba, blocks, FutureCallback.INSTANCE, f);
+        return f;
+    }
 
     void writeZeroes(long lba, int blocks, IoCallback callback, Object attachment);
 

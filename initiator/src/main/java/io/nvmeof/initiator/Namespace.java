@@ -48,20 +48,6 @@ public final class Namespace implements BlockNamespace {
     public static final int MAX_TRANSFER_BYTES = 4 << 20;
     /** Dataset Management takes at most 256 ranges (nvmeof-protocol.md §4.5). */
     public static final int MAX_DSM_RANGES = 256;
-    /** Completes the {@link CompletableFuture} passed as attachment: the future forms reuse the callback path. */
-    private static final IoCallback FUTURE = new IoCallback() {
-        @Override
-        @SuppressWarnings("unchecked")
-        public void completed(Object attachment) {
-            ((CompletableFuture<Void>) attachment).complete(null);
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public void failed(NvmeException error, Object attachment) {
-            ((CompletableFuture<Void>) attachment).completeExceptionally(error);
-        }
-    };
 
     private final Controller controller;
     private final int nsid;
@@ -238,13 +224,6 @@ public final class Namespace implements BlockNamespace {
     }
 
     @Override
-    public CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        read(lba, blocks, dst, FUTURE, f);
-        return f;
-    }
-
-    @Override
     public void read(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
         io(true, NvmOpcode.READ.code(), lba, blocks, dst, true, callback, attachment);
     }
@@ -260,13 +239,6 @@ public final class Namespace implements BlockNamespace {
     @Override
     public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
         controller.awaitIo(writeAsync(lba, blocks, src));
-    }
-
-    @Override
-    public CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        write(lba, blocks, src, FUTURE, f);
-        return f;
     }
 
     @Override
@@ -291,13 +263,6 @@ public final class Namespace implements BlockNamespace {
     }
 
     @Override
-    public CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        compare(lba, blocks, expected, FUTURE, f);
-        return f;
-    }
-
-    @Override
     public void compare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
         io(true, NvmOpcode.COMPARE.code(), lba, blocks, expected, false, callback, attachment);
     }
@@ -316,13 +281,6 @@ public final class Namespace implements BlockNamespace {
     }
 
     @Override
-    public CompletableFuture<Void> flushAsync() {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        flush(FUTURE, f);
-        return f;
-    }
-
-    @Override
     public void flush(IoCallback callback, Object attachment) {
         submit(true, NvmOpcode.FLUSH.code(), 0, 0, 0, 0, null, 0, callback, attachment);
     }
@@ -338,13 +296,6 @@ public final class Namespace implements BlockNamespace {
     @Override
     public void writeZeroes(long lba, int blocks) throws NvmeException {
         controller.awaitIo(writeZeroesAsync(lba, blocks));
-    }
-
-    @Override
-    public CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        writeZeroes(lba, blocks, FUTURE, f);
-        return f;
     }
 
     @Override
@@ -392,7 +343,7 @@ public final class Namespace implements BlockNamespace {
                 0x4,
                 data,
                 data.capacity(),
-                FUTURE,
+                FutureCallback.INSTANCE,
                 f);
         return f;
     }

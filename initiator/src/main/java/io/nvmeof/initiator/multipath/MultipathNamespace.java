@@ -4,6 +4,7 @@ import io.nvmeof.initiator.BlockDevice;
 import io.nvmeof.initiator.BlockNamespace;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.DiscoveryLog;
+import io.nvmeof.initiator.FutureCallback;
 import io.nvmeof.initiator.IoCallback;
 import io.nvmeof.initiator.LbaRange;
 import io.nvmeof.initiator.Namespace;
@@ -41,20 +42,6 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safe. {@link #close()} closes every path's controller.
  */
 public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
-    private static final IoCallback FUTURE = new IoCallback() {
-        @Override
-        @SuppressWarnings("unchecked")
-        public void completed(Object attachment) {
-            ((CompletableFuture<Void>) attachment).complete(null);
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public void failed(NvmeException error, Object attachment) {
-            ((CompletableFuture<Void>) attachment).completeExceptionally(error);
-        }
-    };
-
     private final String nqn;
     private final NamespacePath[] paths;
     private final PathSelector selector;
@@ -260,13 +247,6 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Void> readAsync(long lba, int blocks, ByteBuffer dst) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        read(lba, blocks, dst, FUTURE, f);
-        return f;
-    }
-
-    @Override
     public void read(long lba, int blocks, ByteBuffer dst, IoCallback callback, Object attachment) {
         io(true, MultipathRequest.READ, lba, blocks, dst, true, callback, attachment);
     }
@@ -279,13 +259,6 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
     @Override
     public void write(long lba, int blocks, ByteBuffer src) throws NvmeException {
         await(writeAsync(lba, blocks, src));
-    }
-
-    @Override
-    public CompletableFuture<Void> writeAsync(long lba, int blocks, ByteBuffer src) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        write(lba, blocks, src, FUTURE, f);
-        return f;
     }
 
     @Override
@@ -304,13 +277,6 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<Void> compareAsync(long lba, int blocks, ByteBuffer expected) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        compare(lba, blocks, expected, FUTURE, f);
-        return f;
-    }
-
-    @Override
     public void compare(long lba, int blocks, ByteBuffer expected, IoCallback callback, Object attachment) {
         io(true, MultipathRequest.COMPARE, lba, blocks, expected, false, callback, attachment);
     }
@@ -323,13 +289,6 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
     @Override
     public void flush() throws NvmeException {
         await(flushAsync());
-    }
-
-    @Override
-    public CompletableFuture<Void> flushAsync() {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        flush(FUTURE, f);
-        return f;
     }
 
     @Override
@@ -347,13 +306,6 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
     @Override
     public void writeZeroes(long lba, int blocks) throws NvmeException {
         await(writeZeroesAsync(lba, blocks));
-    }
-
-    @Override
-    public CompletableFuture<Void> writeZeroesAsync(long lba, int blocks) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        writeZeroes(lba, blocks, FUTURE, f);
-        return f;
     }
 
     @Override
@@ -381,7 +333,8 @@ public final class MultipathNamespace implements BlockNamespace, AutoCloseable {
             }
         }
         CompletableFuture<Void> f = new CompletableFuture<>();
-        dispatcher.submit(true, MultipathRequest.DEALLOCATE, 0, 0, null, List.copyOf(ranges), FUTURE, f);
+        dispatcher.submit(
+                true, MultipathRequest.DEALLOCATE, 0, 0, null, List.copyOf(ranges), FutureCallback.INSTANCE, f);
         return f;
     }
 
