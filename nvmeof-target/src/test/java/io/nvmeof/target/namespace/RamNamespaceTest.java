@@ -65,15 +65,26 @@ class RamNamespaceTest {
                 .filter(b -> b.getName().equals("direct"))
                 .findFirst()
                 .orElseThrow();
-        MemoryBudget budget = new MemoryBudget(1L << 30);
-        RamNamespace ns = namespace(64L * CHUNK, budget);
-        long before = direct.getMemoryUsed();
-        for (int i = 0; i < 64; i++) {
-            ns.write(filled(4096, 1), 0, (long) i * CHUNK, 4096);
+        // The direct pool is process-wide: a Cleaner freeing an earlier test's buffer can change it mid-measure
+        // (CI saw 128 KiB vanish once). Such an attempt is repeated; a chunk that waited for a GC fails every one.
+        String last = "";
+        for (int attempt = 0; attempt < 5; attempt++) {
+            System.gc();
+            MemoryBudget budget = new MemoryBudget(1L << 30);
+            RamNamespace ns = namespace(64L * CHUNK, budget);
+            long before = direct.getMemoryUsed();
+            for (int i = 0; i < 64; i++) {
+                ns.write(filled(4096, 1), 0, (long) i * CHUNK, 4096);
+            }
+            long written = direct.getMemoryUsed();
+            ns.zero(0, 64L * CHUNK, true);
+            long zeroed = direct.getMemoryUsed();
+            if (written - before == 64L * CHUNK && zeroed == before) {
+                return;
+            }
+            last = "before " + before + ", after 64 chunk writes " + written + ", after deallocate " + zeroed;
         }
-        assertEquals(before + 64L * CHUNK, direct.getMemoryUsed());
-        ns.zero(0, 64L * CHUNK, true);
-        assertEquals(before, direct.getMemoryUsed(), "freed without waiting for a GC");
+        throw new AssertionError("64 chunks were not allocated and freed without waiting for a GC: " + last);
     }
 
     @Test
