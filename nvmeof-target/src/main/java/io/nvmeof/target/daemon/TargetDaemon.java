@@ -13,7 +13,6 @@ import io.nvmeof.target.config.TlsKeyConfig;
 import io.nvmeof.target.metrics.MetricsEndpoint;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -420,62 +419,7 @@ public final class TargetDaemon implements Callable<Integer> {
                 },
                 "nvmeof-target-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        for (SubsystemConfig s : cfg.subsystems()) {
-            for (NamespaceConfig n : s.namespaces()) {
-                out.printf(
-                        "subsystem %s namespace %d: %s, block size %d%s%n",
-                        s.nqn(),
-                        n.nsid(),
-                        Sizes.format(n.sizeBytes()),
-                        n.blockSize(),
-                        n.readOnly() ? ", read-only" : "");
-            }
-            out.printf(
-                    "subsystem %s: %s%n",
-                    s.nqn(),
-                    s.allowAnyHost() ? "any host may connect" : "hosts allowed: " + String.join(", ", s.hosts()));
-            for (io.nvmeof.target.config.HostAuth a : s.hostAuth()) {
-                out.printf(
-                        "subsystem %s: host %s must authenticate (DH-HMAC-CHAP%s; hashes %s; DH groups %s)%n",
-                        s.nqn(),
-                        a.hostNqn(),
-                        a.ctrlKey() == null ? "" : ", bidirectional possible",
-                        a.hashes().stream().map(h -> h.shortName()).toList(),
-                        a.groups().stream().map(g -> g.groupName()).toList());
-            }
-        }
-        out.printf("memory budget %s%n", Sizes.format(cfg.memoryBudgetBytes()));
-        List<InetSocketAddress> bound = target.boundAddresses();
-        // bound can be longer than cfg.listeners(): an SPDK-shape --config opens its listeners over RPC
-        for (int i = 0; i < bound.size(); i++) {
-            InetSocketAddress a = bound.get(i);
-            String host = a.getAddress().getHostAddress();
-            boolean configured = i < cfg.listeners().size();
-            IoMode m = configured ? cfg.listeners().get(i).ioMode() : IoMode.DEFAULT;
-            out.printf(
-                    "listening on %s://%s:%d%s%s%n",
-                    configured
-                            ? cfg.listeners().get(i).transport()
-                            : target.listeners().get(i).portInfo().transportType()
-                                            == io.nvmeof.core.spi.PortInfo.TRTYPE_RDMA
-                                    ? "rdma"
-                                    : "tcp",
-                    host.contains(":") ? "[" + host + "]" : host,
-                    a.getPort(),
-                    m.equals(IoMode.DEFAULT)
-                            ? ""
-                            : " (io engine " + m.engine() + (m.busyPoll() ? ", busy-poll" : "") + ")",
-                    configured && cfg.listeners().get(i).secureChannel().tls()
-                            ? " (TLS " + cfg.listeners().get(i).secureChannel().configName() + ")"
-                            : "");
-        }
-        MetricsEndpoint m = metricsEndpoint;
-        if (m != null) {
-            String host = m.address().getAddress().getHostAddress();
-            out.printf(
-                    "metrics on http://%s:%d/metrics%n",
-                    host.contains(":") ? "[" + host + "]" : host, m.address().getPort());
-        }
+        StartupBanner.print(out, cfg, target, metricsEndpoint);
         out.println("ready (Ctrl-C to stop)");
         out.flush();
         try {
