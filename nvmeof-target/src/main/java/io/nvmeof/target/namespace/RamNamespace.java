@@ -7,17 +7,17 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A namespace whose blocks live in off-heap RAM allocated only where written (nvmeof-protocol.md §3.2.2, §4), or,
  * when created with {@link #fileBacked}, in a memory-mapped file ({@link MappedFile}) that keeps them across restarts.
  *
- * <p>The capacity is cut into {@link #CHUNK_SIZE} chunks found through a two-level table: a top array of leaves, each
- * leaf an array of {@link #LEAF_SIZE} chunk slots, both created lazily and published by compare-and-set. A 1 TiB
- * namespace therefore costs one 16 KiB top array at creation and memory only for the chunks written. Queues on
- * different threads use the table without a lock; chunk lifetime is handled by reference counts ({@link Chunk}).
+ * <p>The capacity is cut into {@link #CHUNK_SIZE} chunks found through a two-level {@link ChunkTable}: a top array of
+ * leaves, each leaf an array of {@link ChunkTable#LEAF_SIZE} chunk slots, both created lazily and published by
+ * compare-and-set. A 1 TiB namespace therefore costs one 16 KiB top array at creation and memory only for the chunks
+ * written. Queues on different threads use the table without a lock; chunk lifetime is handled by reference counts
+ * ({@link Chunk}).
  * Unwritten blocks read as zeroes from one shared read-only zero buffer.
  *
  * <p>A file-backed namespace uses the same table: its chunks are slices of the file's shared mapping, created on first
@@ -36,11 +36,6 @@ public final class RamNamespace {
 
     public static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
     private static final long CHUNK_MASK = CHUNK_SIZE - 1;
-    /** Chunk slots per leaf: 4096, so a leaf covers 512 MiB. */
-    static final int LEAF_SHIFT = 12;
-
-    static final int LEAF_SIZE = 1 << LEAF_SHIFT;
-    private static final int LEAF_MASK = LEAF_SIZE - 1;
     /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
     public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
 
@@ -55,17 +50,13 @@ public final class RamNamespace {
     private final long blocks;
     private final UUID uuid;
     private final boolean readOnly;
-    private final MemoryBudget budget;
     private final ChunkMemory memory;
     private final ByteBuffer zeroes;
     private final DataRelease zeroRelease;
-    private final int chunkCount;
-    private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
-    private volatile boolean closed;
-    /** The file behind the namespace, or null in RAM. */
+    /** The namespace's chunks, owned here and freed with it. */
+    private final ChunkTable table;
+    /** The file behind the namespace, or null in RAM (the table slices it and closes it when freed). */
     private final MappedFile file;
-    /** Chunks made ahead for first writes, or null (RAM only). */
-    private final ChunkPool pool;
 
     // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
     private final LongAdder readCommands = new LongAdder();
@@ -146,7 +137,6 @@ public final class RamNamespace {
             MappedFile file) {
         checkGeometry(sizeBytes, blockSize);
         this.file = file;
-        this.pool = pool;
         this.nsid = nsid;
         this.blockSize = blockSize;
         this.blockShift = Integer.numberOfTrailingZeros(blockSize);
@@ -154,12 +144,10 @@ public final class RamNamespace {
         this.blocks = sizeBytes >>> blockShift;
         this.uuid = uuid;
         this.readOnly = readOnly;
-        this.budget = budget;
         this.memory = memory;
         this.zeroes = memory.zeroBuffer();
         this.zeroRelease = memory.zeroRelease();
-        this.chunkCount = (int) ((sizeBytes + CHUNK_MASK) >>> CHUNK_SHIFT);
-        this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
+        this.table = new ChunkTable(sizeBytes, budget, memory, pool, file);
     }
 
     private static void checkGeometry(long sizeBytes, int blockSize) {
@@ -193,7 +181,7 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
-            Chunk c = acquire(index);
+            Chunk c = table.acquire(index);
             if (c == null) {
                 request.addData(zeroes, 0, n, zeroRelease);
             } else {
@@ -217,7 +205,7 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
-            Chunk c = acquireForWrite(index);
+            Chunk c = table.acquireForWrite(index);
             if (c == null) {
                 return noChunkStatus();
             }
@@ -246,7 +234,7 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
-            Chunk c = acquireForWrite(index);
+            Chunk c = table.acquireForWrite(index);
             if (c == null) {
                 return noChunkStatus();
             }
@@ -272,7 +260,7 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
-            Chunk c = acquire(index);
+            Chunk c = table.acquire(index);
             if (c == null) {
                 target.put(targetOffset, ZEROES, 0, n);
             } else {
@@ -297,15 +285,15 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
-            Chunk c = acquire(index);
+            Chunk c = table.acquire(index);
             boolean equal;
             if (c == null) {
-                equal = isZero(source, sourceOffset, n);
+                equal = BlockCompare.isZero(source, sourceOffset, n);
             } else {
                 try {
                     equal = sameOrder
-                            ? equalLongs(c.buffer, within, source, sourceOffset, n)
-                            : equalBytes(c.buffer, within, source, sourceOffset, n);
+                            ? BlockCompare.equalLongs(c.buffer, within, source, sourceOffset, n)
+                            : BlockCompare.equalBytes(c.buffer, within, source, sourceOffset, n);
                 } finally {
                     c.release();
                 }
@@ -343,7 +331,7 @@ public final class RamNamespace {
     }
 
     private void punchHoles(long offset, long length) {
-        if (closed) {
+        if (table.closed()) {
             return; // removed while the command waited for the worker: nothing left to deallocate
         }
         long block = file.holeBlockSize();
@@ -359,7 +347,7 @@ public final class RamNamespace {
         try {
             file.punch(start, stop - start);
         } catch (java.io.UncheckedIOException e) {
-            if (closed) {
+            if (table.closed()) {
                 return; // removed meanwhile (its file closed)
             }
             throw e;
@@ -367,20 +355,7 @@ public final class RamNamespace {
         // The punch took the range's pages out of the page cache; a memory registration (RDMA) pins the pages it was
         // made on, so the chunks over the range are dropped from the table and come back, registered anew on the
         // file's new pages, on their next use. Commands still holding an old chunk were concurrent with this one.
-        dropChunks((int) (start >>> CHUNK_SHIFT), (int) ((stop - 1) >>> CHUNK_SHIFT));
-    }
-
-    /** Drops the table's chunks {@code first..last} (inclusive), skipping leaves never created. */
-    private void dropChunks(int first, int last) {
-        int index = first;
-        while (index <= last) {
-            if (leaves.get(index >>> LEAF_SHIFT) == null) {
-                index = ((index >>> LEAF_SHIFT) + 1) << LEAF_SHIFT;
-                continue;
-            }
-            deallocate(index);
-            index++;
-        }
+        table.dropChunks((int) (start >>> CHUNK_SHIFT), (int) ((stop - 1) >>> CHUNK_SHIFT));
     }
 
     private void zeroInPlace(long offset, long length, boolean deallocate) {
@@ -388,10 +363,10 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = (int) Math.min(length, CHUNK_SIZE - within);
-            if (deallocate && file == null && within == 0 && n == chunkBytes(index)) {
-                deallocate(index);
+            if (deallocate && file == null && within == 0 && n == table.chunkBytes(index)) {
+                table.deallocate(index);
             } else {
-                Chunk c = acquire(index);
+                Chunk c = table.acquire(index);
                 if (c != null) {
                     try {
                         c.buffer.put(within, ZEROES, 0, n);
@@ -407,187 +382,17 @@ public final class RamNamespace {
 
     /** Frees every chunk (namespace removed or target closed); reads still held by transports keep their chunks alive. */
     public void free() {
-        closed = true;
-        if (file != null) {
-            file.close(); // forces everything written, then closes; chunks keep their mappings while held
-        }
-        for (int l = 0; l < leaves.length(); l++) {
-            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
-            if (leaf == null) {
-                continue;
-            }
-            for (int i = 0; i < LEAF_SIZE; i++) {
-                Chunk c = leaf.getAndSet(i, null);
-                if (c != null) {
-                    c.release();
-                }
-            }
-        }
+        table.free();
     }
 
-    // ---- chunk table ----
-
-    private Chunk slot(int index) {
-        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
-        return leaf == null ? null : leaf.get(index & LEAF_MASK);
-    }
-
-    /**
-     * The chunk at {@code index}, retained, or null if that range reads as zeroes without one: unwritten in RAM, or a
-     * hole of the file (a file's chunk is otherwise created on first use, since a read must see what an earlier run
-     * wrote; a hole gets none, because on RDMA a chunk is registered memory and registering a file's pages for writing
-     * allocates their blocks).
-     */
+    /** The chunk at {@code index}, retained, or null if that range reads as zeroes (see {@link ChunkTable#acquire}). */
     Chunk acquire(int index) {
-        if (file != null) {
-            Chunk c = retained(index);
-            if (c != null || !file.hasData((long) index << CHUNK_SHIFT, chunkBytes(index))) {
-                return c;
-            }
-            return acquireForWrite(index);
-        }
-        return retained(index);
-    }
-
-    /** The chunk in the table at {@code index}, retained, or null if there is none. */
-    private Chunk retained(int index) {
-        while (true) {
-            Chunk c = slot(index);
-            if (c == null || c.tryRetain()) {
-                return c;
-            }
-            // c is being freed: deallocation cleared the slot before dropping its reference, so re-reading moves on.
-        }
-    }
-
-    /**
-     * The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent or
-     * (a file) the namespace was freed.
-     */
-    private Chunk acquireForWrite(int index) {
-        while (true) {
-            Chunk c = slot(index);
-            if (c != null) {
-                if (c.tryRetain()) {
-                    return c;
-                }
-                continue; // c is being freed: deallocation cleared the slot before dropping its reference
-            }
-            int li = index >>> LEAF_SHIFT;
-            AtomicReferenceArray<Chunk> leaf = leaves.get(li);
-            if (leaf == null) {
-                leaf = new AtomicReferenceArray<>(LEAF_SIZE);
-                if (!leaves.compareAndSet(li, null, leaf)) {
-                    leaf = leaves.get(li);
-                }
-            }
-            int bytes = chunkBytes(index);
-            Chunk fresh;
-            if (file != null) {
-                if (closed) {
-                    return null; // removed, its file closed: a command racing the removal
-                }
-                try {
-                    fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
-                } catch (java.io.UncheckedIOException e) {
-                    if (closed) {
-                        return null; // the file closed while this region was being mapped
-                    }
-                    throw e;
-                }
-            } else {
-                fresh = pool != null && bytes == CHUNK_SIZE ? pool.take() : null;
-                if (fresh == null) {
-                    fresh = allocate(bytes);
-                    if (fresh == null) {
-                        return null;
-                    }
-                }
-            }
-            if (leaf.compareAndSet(index & LEAF_MASK, null, fresh)) {
-                if (closed && leaf.compareAndSet(index & LEAF_MASK, fresh, null)) {
-                    fresh.release(); // the namespace went away meanwhile: drop the table's reference again
-                }
-                return fresh;
-            }
-            // Another queue allocated this chunk first: free ours (both references) and use theirs.
-            // (A file chunk's release frees nothing but its registrations.)
-            fresh.release();
-            fresh.release();
-        }
-    }
-
-    /**
-     * A new RAM chunk allocated on this thread (the pool was empty, or the chunk is shorter): null if the budget is
-     * spent, after freeing chunks the pool holds ahead if that makes room.
-     */
-    private Chunk allocate(int bytes) {
-        boolean reserved = budget.tryReserveQuietly(bytes) || (pool != null && pool.reserveByShedding(bytes));
-        if (!reserved && !budget.tryReserve(bytes)) { // counts and logs the refusal
-            return null;
-        }
-        try {
-            return new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
-        } catch (OutOfMemoryError e) {
-            // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
-            budget.release(bytes);
-            budget.refused(bytes);
-            return null;
-        }
+        return table.acquire(index);
     }
 
     /** Why a write found no chunk: the namespace was removed meanwhile, or the memory budget is spent. */
     private int noChunkStatus() {
-        return closed ? Status.dnr(Status.INVALID_NAMESPACE) : Status.CAPACITY_EXCEEDED;
-    }
-
-    private void deallocate(int index) {
-        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
-        if (leaf == null) {
-            return;
-        }
-        Chunk c = leaf.get(index & LEAF_MASK);
-        if (c != null && leaf.compareAndSet(index & LEAF_MASK, c, null)) {
-            c.release();
-        }
-    }
-
-    private int chunkBytes(int index) {
-        return (int) Math.min(CHUNK_SIZE, sizeBytes - ((long) index << CHUNK_SHIFT));
-    }
-
-    private static boolean isZero(ByteBuffer b, int off, int n) {
-        int i = 0;
-        for (; i + 8 <= n; i += 8) {
-            if (b.getLong(off + i) != 0) {
-                return false;
-            }
-        }
-        for (; i < n; i++) {
-            if (b.get(off + i) != 0) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static boolean equalLongs(ByteBuffer a, int aOff, ByteBuffer b, int bOff, int n) {
-        int i = 0;
-        for (; i + 8 <= n; i += 8) {
-            if (a.getLong(aOff + i) != b.getLong(bOff + i)) {
-                return false;
-            }
-        }
-        return equalBytes(a, aOff + i, b, bOff + i, n - i);
-    }
-
-    private static boolean equalBytes(ByteBuffer a, int aOff, ByteBuffer b, int bOff, int n) {
-        for (int i = 0; i < n; i++) {
-            if (a.get(aOff + i) != b.get(bOff + i)) {
-                return false;
-            }
-        }
-        return true;
+        return table.closed() ? Status.dnr(Status.INVALID_NAMESPACE) : Status.CAPACITY_EXCEEDED;
     }
 
     // ---- facts ----
@@ -667,23 +472,7 @@ public final class RamNamespace {
 
     /** Bytes of RAM this namespace holds now (chunks written and not deallocated; 0 for a file-backed namespace). */
     public long allocatedBytes() {
-        if (file != null) {
-            return 0;
-        }
-        long total = 0;
-        for (int l = 0; l < leaves.length(); l++) {
-            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
-            if (leaf == null) {
-                continue;
-            }
-            for (int i = 0; i < LEAF_SIZE; i++) {
-                Chunk c = leaf.get(i);
-                if (c != null) {
-                    total += c.capacity();
-                }
-            }
-        }
-        return total;
+        return file != null ? 0 : table.chunkBytesHeld();
     }
 
     public long readCommands() {

@@ -1,0 +1,232 @@
+package io.nvmeof.target.namespace;
+
+import static io.nvmeof.target.namespace.RamNamespace.CHUNK_SHIFT;
+import static io.nvmeof.target.namespace.RamNamespace.CHUNK_SIZE;
+
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * The chunk table of one {@link RamNamespace}: its {@link RamNamespace#CHUNK_SIZE} chunks found through a top array of
+ * leaves, each leaf an array of {@link #LEAF_SIZE} chunk slots, both created lazily and published by compare-and-set,
+ * and where a missing chunk comes from: the target's {@link ChunkPool}, an allocation within the {@link MemoryBudget},
+ * or a slice of the namespace's {@link MappedFile}.
+ *
+ * <p>Owned by its namespace, which frees it with itself ({@link #free}, closing the file too). The table holds one
+ * reference to each chunk in it; every chunk it hands out is retained once more for the caller, who releases it once.
+ * Queues on different threads use it without a lock; nothing here allocates except the first use of a chunk or a
+ * leaf.
+ */
+final class ChunkTable {
+    /** Chunk slots per leaf: 4096, so a leaf covers 512 MiB. */
+    static final int LEAF_SHIFT = 12;
+
+    static final int LEAF_SIZE = 1 << LEAF_SHIFT;
+    private static final int LEAF_MASK = LEAF_SIZE - 1;
+
+    private final long sizeBytes;
+    private final MemoryBudget budget;
+    private final ChunkMemory memory;
+    /** Chunks made ahead for first writes, or null (RAM only). */
+    private final ChunkPool pool;
+    /** The file behind the namespace, or null in RAM. */
+    private final MappedFile file;
+
+    private final AtomicReferenceArray<AtomicReferenceArray<Chunk>> leaves;
+    private volatile boolean closed;
+
+    ChunkTable(long sizeBytes, MemoryBudget budget, ChunkMemory memory, ChunkPool pool, MappedFile file) {
+        this.sizeBytes = sizeBytes;
+        this.budget = budget;
+        this.memory = memory;
+        this.pool = pool;
+        this.file = file;
+        int chunkCount = (int) ((sizeBytes + CHUNK_SIZE - 1) >>> CHUNK_SHIFT);
+        this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
+    }
+
+    /** Whether {@link #free} ran: the namespace is gone and gets no new chunk. */
+    boolean closed() {
+        return closed;
+    }
+
+    private Chunk slot(int index) {
+        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
+        return leaf == null ? null : leaf.get(index & LEAF_MASK);
+    }
+
+    /**
+     * The chunk at {@code index}, retained, or null if that range reads as zeroes without one: unwritten in RAM, or a
+     * hole of the file (a file's chunk is otherwise created on first use, since a read must see what an earlier run
+     * wrote; a hole gets none, because on RDMA a chunk is registered memory and registering a file's pages for writing
+     * allocates their blocks).
+     */
+    Chunk acquire(int index) {
+        if (file != null) {
+            Chunk c = retained(index);
+            if (c != null || !file.hasData((long) index << CHUNK_SHIFT, chunkBytes(index))) {
+                return c;
+            }
+            return acquireForWrite(index);
+        }
+        return retained(index);
+    }
+
+    /** The chunk in the table at {@code index}, retained, or null if there is none. */
+    private Chunk retained(int index) {
+        while (true) {
+            Chunk c = slot(index);
+            if (c == null || c.tryRetain()) {
+                return c;
+            }
+            // c is being freed: deallocation cleared the slot before dropping its reference, so re-reading moves on.
+        }
+    }
+
+    /**
+     * The chunk at {@code index}, retained, allocating it within the budget if needed; null if the budget is spent or
+     * (a file) the namespace was freed.
+     */
+    Chunk acquireForWrite(int index) {
+        while (true) {
+            Chunk c = slot(index);
+            if (c != null) {
+                if (c.tryRetain()) {
+                    return c;
+                }
+                continue; // c is being freed: deallocation cleared the slot before dropping its reference
+            }
+            int li = index >>> LEAF_SHIFT;
+            AtomicReferenceArray<Chunk> leaf = leaves.get(li);
+            if (leaf == null) {
+                leaf = new AtomicReferenceArray<>(LEAF_SIZE);
+                if (!leaves.compareAndSet(li, null, leaf)) {
+                    leaf = leaves.get(li);
+                }
+            }
+            int bytes = chunkBytes(index);
+            Chunk fresh;
+            if (file != null) {
+                if (closed) {
+                    return null; // removed, its file closed: a command racing the removal
+                }
+                try {
+                    fresh = new Chunk(file.slice((long) index << CHUNK_SHIFT, bytes), null, memory);
+                } catch (java.io.UncheckedIOException e) {
+                    if (closed) {
+                        return null; // the file closed while this region was being mapped
+                    }
+                    throw e;
+                }
+            } else {
+                fresh = pool != null && bytes == CHUNK_SIZE ? pool.take() : null;
+                if (fresh == null) {
+                    fresh = allocate(bytes);
+                    if (fresh == null) {
+                        return null;
+                    }
+                }
+            }
+            if (leaf.compareAndSet(index & LEAF_MASK, null, fresh)) {
+                if (closed && leaf.compareAndSet(index & LEAF_MASK, fresh, null)) {
+                    fresh.release(); // the namespace went away meanwhile: drop the table's reference again
+                }
+                return fresh;
+            }
+            // Another queue allocated this chunk first: free ours (both references) and use theirs.
+            // (A file chunk's release frees nothing but its registrations.)
+            fresh.release();
+            fresh.release();
+        }
+    }
+
+    /**
+     * A new RAM chunk allocated on this thread (the pool was empty, or the chunk is shorter): null if the budget is
+     * spent, after freeing chunks the pool holds ahead if that makes room.
+     */
+    private Chunk allocate(int bytes) {
+        boolean reserved = budget.tryReserveQuietly(bytes) || (pool != null && pool.reserveByShedding(bytes));
+        if (!reserved && !budget.tryReserve(bytes)) { // counts and logs the refusal
+            return null;
+        }
+        try {
+            return new Chunk(ByteBuffer.allocateDirect(bytes), budget, memory);
+        } catch (OutOfMemoryError e) {
+            // The JVM's direct memory limit (-XX:MaxDirectMemorySize) is below the budget: treat it as the budget.
+            budget.release(bytes);
+            budget.refused(bytes);
+            return null;
+        }
+    }
+
+    /** Drops the chunk at {@code index} from the table and releases the table's reference (Deallocate). */
+    void deallocate(int index) {
+        AtomicReferenceArray<Chunk> leaf = leaves.get(index >>> LEAF_SHIFT);
+        if (leaf == null) {
+            return;
+        }
+        Chunk c = leaf.get(index & LEAF_MASK);
+        if (c != null && leaf.compareAndSet(index & LEAF_MASK, c, null)) {
+            c.release();
+        }
+    }
+
+    /** The length of chunk {@code index}: {@link RamNamespace#CHUNK_SIZE}, or less for the namespace's last one. */
+    int chunkBytes(int index) {
+        return (int) Math.min(CHUNK_SIZE, sizeBytes - ((long) index << CHUNK_SHIFT));
+    }
+
+    /** Drops the table's chunks {@code first..last} (inclusive), skipping leaves never created. */
+    void dropChunks(int first, int last) {
+        int index = first;
+        while (index <= last) {
+            if (leaves.get(index >>> LEAF_SHIFT) == null) {
+                index = ((index >>> LEAF_SHIFT) + 1) << LEAF_SHIFT;
+                continue;
+            }
+            deallocate(index);
+            index++;
+        }
+    }
+
+    /**
+     * Closes the table and releases its reference to every chunk (namespace removed or target closed), closing the
+     * file first; reads still held by transports keep their chunks alive.
+     */
+    void free() {
+        closed = true;
+        if (file != null) {
+            file.close(); // forces everything written, then closes; chunks keep their mappings while held
+        }
+        for (int l = 0; l < leaves.length(); l++) {
+            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
+            if (leaf == null) {
+                continue;
+            }
+            for (int i = 0; i < LEAF_SIZE; i++) {
+                Chunk c = leaf.getAndSet(i, null);
+                if (c != null) {
+                    c.release();
+                }
+            }
+        }
+    }
+
+    /** The bytes of the chunks in the table now (written and not deallocated). */
+    long chunkBytesHeld() {
+        long total = 0;
+        for (int l = 0; l < leaves.length(); l++) {
+            AtomicReferenceArray<Chunk> leaf = leaves.get(l);
+            if (leaf == null) {
+                continue;
+            }
+            for (int i = 0; i < LEAF_SIZE; i++) {
+                Chunk c = leaf.get(i);
+                if (c != null) {
+                    total += c.capacity();
+                }
+            }
+        }
+        return total;
+    }
+}
