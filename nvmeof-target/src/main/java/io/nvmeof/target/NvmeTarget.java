@@ -2,7 +2,6 @@ package io.nvmeof.target;
 
 import io.nvmeof.core.command.AnaState;
 import io.nvmeof.core.command.Nqn;
-import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueAcceptor;
 import io.nvmeof.core.spi.QueueChannel;
@@ -23,9 +22,7 @@ import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -34,7 +31,6 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A RAM-backed NVMe-over-Fabrics target: NVM subsystems with their namespaces, the discovery subsystem, and the
@@ -58,12 +54,15 @@ public final class NvmeTarget implements AutoCloseable {
     /** RAM chunks made ahead for first writes (within the budget), so they do not allocate on a queue thread. */
     private final ChunkPool chunkPool;
 
+    /** Builds subsystems and namespaces from their configs, in this target's memory. */
+    private final SubsystemFactory factory;
+    /** Changes to one subsystem at run time: namespaces, ANA, hosts, the listeners it is reachable on. */
+    private final SubsystemChanges changes;
+
     private final Subsystem discovery = Subsystem.discovery();
     private final CopyOnWriteArrayList<Subsystem> subsystems = new CopyOnWriteArrayList<>();
-    private final CopyOnWriteArrayList<PortInfo> ports = new CopyOnWriteArrayList<>();
-    private final CopyOnWriteArrayList<TargetListener> listeners = new CopyOnWriteArrayList<>();
-    /** GENCTR of the discovery log: bumped whenever what it lists changes (nvmeof-protocol.md §3.3). */
-    private final AtomicLong discoveryGeneration = new AtomicLong(1);
+    /** GENCTR of the discovery log and its change notices (nvmeof-protocol.md §3.3). */
+    private final DiscoveryLog discoveryLog = new DiscoveryLog(discovery);
     /** Metrics: every queue's counters and the admin-path events (StatsRegistry). */
     private final StatsRegistry stats = new StatsRegistry();
 
@@ -71,6 +70,8 @@ public final class NvmeTarget implements AutoCloseable {
     private final QueueAcceptor acceptor = this::accept;
     /** The hosts' TLS PSKs, which listeners with TLS choose from by the identity a host offers. */
     private final TlsKeys tlsKeys = new TlsKeys();
+    /** The listeners and the ports the discovery log lists. */
+    private final TargetPorts ports = new TargetPorts(chunkMemory, tlsKeys, acceptor, discoveryLog);
 
     private volatile boolean started;
     private volatile boolean closed;
@@ -79,6 +80,8 @@ public final class NvmeTarget implements AutoCloseable {
         this.config = config;
         this.budget = new MemoryBudget(config.memoryBudgetBytes());
         this.chunkPool = new ChunkPool(budget, chunkMemory, ChunkPool.configuredChunks());
+        this.factory = new SubsystemFactory(budget, chunkMemory, chunkPool);
+        this.changes = new SubsystemChanges(factory, discoveryLog);
         config.tlsKeys().forEach(tlsKeys::put);
         this.scheduler = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "nvmeof-target-keepalive");
@@ -97,21 +100,15 @@ public final class NvmeTarget implements AutoCloseable {
                 if (Nqn.DISCOVERY.equals(sc.nqn())) {
                     throw new IllegalArgumentException("the discovery NQN cannot name an NVM subsystem: " + sc.nqn());
                 }
-                String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
-                String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
-                Subsystem s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
-                if (sc.listeners() != null) {
-                    s.restrictListeners(sc.listeners()); // listener numbers are the PORTIDs start() gives them
-                }
-                sc.hostAuth().forEach(a -> s.setHostAuth(a.hostNqn(), a));
+                Subsystem s = SubsystemFactory.subsystem(sc);
                 target.subsystems.add(s);
                 for (NamespaceConfig nc : sc.namespaces()) {
-                    RamNamespace ns = target.newNamespace(s, nc);
+                    RamNamespace ns = target.factory.namespace(s, nc);
                     if (!uuids.add(ns.uuid())) {
                         throw new IllegalArgumentException("namespace UUID " + ns.uuid() + " used twice (" + sc.nqn()
                                 + " nsid " + ns.nsid() + "): the Linux host would drop one of them");
                     }
-                    assignAnaGroup(s, ns.nsid(), nc.anaGroup());
+                    SubsystemFactory.assignAnaGroup(s, ns.nsid(), nc.anaGroup());
                     s.addNamespace(ns);
                 }
                 for (AnaStateConfig a : sc.anaStates()) {
@@ -159,70 +156,13 @@ public final class NvmeTarget implements AutoCloseable {
         int portId = 1;
         for (ListenerConfig lc : config.listeners()) {
             try {
-                openListener(lc, portId++);
+                ports.open(lc, portId++);
             } catch (IOException | RuntimeException e) {
-                closeListeners();
+                ports.closeAll();
                 throw e;
             }
         }
         return this;
-    }
-
-    /** Binds one listener with PORTID {@code portId}, lists it in the discovery log and returns it. */
-    private TargetListener openListener(ListenerConfig lc, int portId) throws IOException {
-        Transport transport = Transport.find(lc.transport());
-        if (!transport.isAvailable()) {
-            throw new IOException(
-                    "transport " + lc.transport() + " is not available: " + transport.unavailableReason());
-        }
-        int queueSize = lc.maxQueueSize() > 0 ? lc.maxQueueSize() : ListenerOptions.DEFAULT_MAX_QUEUE_SIZE;
-        int inCapsule =
-                lc.inCapsuleDataSize() > 0 ? lc.inCapsuleDataSize() : ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE;
-        ListenerOptions options = new ListenerOptions(
-                new InetSocketAddress(lc.address(), lc.port()),
-                portId,
-                queueSize,
-                inCapsule,
-                0,
-                true,
-                lc.ioMode(),
-                lc.secureChannel(),
-                tlsKeys);
-        if (lc.secureChannel().tls() && tlsKeys.isEmpty()) {
-            LOG.log(
-                    Level.WARNING,
-                    "listener " + lc.address() + ":" + lc.port() + " has TLS "
-                            + lc.secureChannel().configName()
-                            + " but no host has a TLS key yet (--tls-key, \"tlsKeys\", nvmf_subsystem_add_host --psk)");
-        }
-        TargetListener listener;
-        try {
-            listener = transport.listen(options, acceptor);
-        } catch (IOException e) {
-            throw new IOException(
-                    "cannot listen on " + lc.transport() + "://" + lc.address() + ":" + lc.port() + ": "
-                            + e.getMessage(),
-                    e);
-        }
-        listeners.add(listener);
-        attachMemory(listener);
-        registerPort(listener.portInfo());
-        LOG.log(
-                Level.INFO,
-                "listening on " + lc.transport() + " " + listener.localAddress() + " (port ID " + portId + ", "
-                        + options.ioMode()
-                        + (lc.secureChannel().tls()
-                                ? ", TLS " + lc.secureChannel().configName()
-                                : "")
-                        + ")");
-        return listener;
-    }
-
-    /** Lets a listener that wants the namespace memory (RDMA: to register it) see every chunk. */
-    private void attachMemory(TargetListener listener) {
-        if (listener.memoryObserver() != null) {
-            chunkMemory.attach(listener.memoryObserver());
-        }
     }
 
     /** The hosts' TLS PSKs: add and remove keys at run time; new handshakes see them at once. */
@@ -237,15 +177,11 @@ public final class NvmeTarget implements AutoCloseable {
 
     /** The addresses actually bound, in {@link TargetConfig#listeners()} order. */
     public List<InetSocketAddress> boundAddresses() {
-        List<InetSocketAddress> out = new ArrayList<>();
-        for (TargetListener l : listeners) {
-            out.add(l.localAddress());
-        }
-        return out;
+        return ports.boundAddresses();
     }
 
     public List<TargetListener> listeners() {
-        return List.copyOf(listeners);
+        return ports.listeners();
     }
 
     /**
@@ -253,7 +189,7 @@ public final class NvmeTarget implements AutoCloseable {
      * transport in tests). The port is listed in the discovery log from now on.
      */
     public QueueAcceptor acceptorFor(PortInfo port) {
-        registerPort(port);
+        ports.register(port);
         return acceptor;
     }
 
@@ -264,19 +200,6 @@ public final class NvmeTarget implements AutoCloseable {
             channel.close();
         }
         return session;
-    }
-
-    private void registerPort(PortInfo port) {
-        for (PortInfo p : ports) {
-            if (p.transportType() == port.transportType()
-                    && p.portId() == port.portId()
-                    && p.address().equals(port.address())
-                    && p.serviceId().equals(port.serviceId())) {
-                return;
-            }
-        }
-        ports.add(port);
-        discoveryChanged();
     }
 
     // ---- subsystems and namespaces ----
@@ -310,34 +233,12 @@ public final class NvmeTarget implements AutoCloseable {
      * get a "namespace attribute changed" event and find the NSID in log 0x04 (nvmeof-protocol.md §3.6).
      */
     public RamNamespace addNamespace(String subsystemNqn, NamespaceConfig nc) {
-        Subsystem s = requireSubsystem(subsystemNqn);
-        RamNamespace ns;
-        synchronized (s) {
-            ns = newNamespace(s, nc);
-            assignAnaGroup(s, ns.nsid(), nc.anaGroup());
-            s.addNamespace(ns);
-        }
-        LOG.log(Level.INFO, "added " + ns + " to " + s.nqn());
-        for (Controller c : s.controllers()) {
-            c.namespaceChanged(ns.nsid());
-        }
-        return ns;
+        return changes.addNamespace(requireSubsystem(subsystemNqn), nc);
     }
 
     /** Removes a namespace and frees its RAM (reads in flight keep their chunks until the transport releases them). */
     public boolean removeNamespace(String subsystemNqn, int nsid) {
-        Subsystem s = requireSubsystem(subsystemNqn);
-        RamNamespace ns = s.removeNamespace(nsid);
-        if (ns == null) {
-            return false;
-        }
-        ns.free();
-        s.ana().release(nsid);
-        LOG.log(Level.INFO, "removed " + ns + " from " + s.nqn());
-        for (Controller c : s.controllers()) {
-            c.namespaceChanged(nsid);
-        }
-        return true;
+        return changes.removeNamespace(requireSubsystem(subsystemNqn), nsid);
     }
 
     /**
@@ -346,23 +247,12 @@ public final class NvmeTarget implements AutoCloseable {
      * notice (see {@link AnaGroups#setState}).
      */
     public boolean setAnaState(String subsystemNqn, int portId, int group, AnaState state) {
-        boolean changed = requireSubsystem(subsystemNqn).setAnaState(portId, group, state);
-        if (changed) {
-            LOG.log(
-                    Level.INFO,
-                    "ANA group " + group + " of " + subsystemNqn + " is " + state.configName() + " on port ID "
-                            + portId);
-        }
-        return changed;
+        return changes.setAnaState(requireSubsystem(subsystemNqn), portId, group, state);
     }
 
     /** Moves namespace {@code nsid} of {@code subsystemNqn} into ANA group {@code group} (see {@link AnaGroups#setGroup}). */
     public boolean setAnaGroup(String subsystemNqn, int nsid, int group) {
-        boolean changed = requireSubsystem(subsystemNqn).setAnaGroup(nsid, group);
-        if (changed) {
-            LOG.log(Level.INFO, "namespace " + nsid + " of " + subsystemNqn + " is in ANA group " + group);
-        }
-        return changed;
+        return changes.setAnaGroup(requireSubsystem(subsystemNqn), nsid, group);
     }
 
     // ---- changes at run time (called by the JSON-RPC layer, io.nvmeof.target.rpc) ----
@@ -379,20 +269,10 @@ public final class NvmeTarget implements AutoCloseable {
             if (Nqn.DISCOVERY.equals(sc.nqn()) || subsystem(sc.nqn()) != null) {
                 throw new IllegalArgumentException("subsystem " + sc.nqn() + " already exists");
             }
-            String serial = sc.serial() != null ? sc.serial() : derivedSerial(sc.nqn());
-            String model = sc.model() != null ? sc.model() : ControllerProfile.DEFAULT_MODEL;
-            s = new Subsystem(sc.nqn(), false, sc.allowAnyHost(), sc.hosts(), serial, model);
-            if (sc.listeners() != null) {
-                s.restrictListeners(sc.listeners());
-            }
-            for (io.nvmeof.target.config.HostAuth a : sc.hostAuth()) {
-                s.setHostAuth(a.hostNqn(), a);
-            }
+            s = SubsystemFactory.subsystem(sc);
             try {
                 for (NamespaceConfig nc : sc.namespaces()) {
-                    RamNamespace ns = newNamespace(s, nc);
-                    assignAnaGroup(s, ns.nsid(), nc.anaGroup());
-                    s.addNamespace(ns);
+                    factory.add(s, nc);
                 }
             } catch (RuntimeException e) {
                 s.namespaces().forEach(RamNamespace::free);
@@ -401,7 +281,7 @@ public final class NvmeTarget implements AutoCloseable {
             subsystems.add(s);
         }
         LOG.log(Level.INFO, "added " + s);
-        discoveryChanged();
+        discoveryLog.changed();
         return s;
     }
 
@@ -419,25 +299,18 @@ public final class NvmeTarget implements AutoCloseable {
             ns.free();
         }
         LOG.log(Level.INFO, "removed " + s);
-        discoveryChanged();
+        discoveryLog.changed();
         return true;
     }
 
     /** Lets any host connect, or only the listed ones (controllers of hosts no longer allowed are torn down). */
     public void setAllowAnyHost(String nqn, boolean allow) {
-        Subsystem s = requireSubsystem(nqn);
-        s.setAllowAnyHost(allow);
-        accessChanged(s);
+        changes.setAllowAnyHost(requireSubsystem(nqn), allow);
     }
 
     /** Adds ({@code allow}) or removes a host NQN of a subsystem's allow-list; false if nothing changed. */
     public boolean setHostAllowed(String nqn, String hostNqn, boolean allow) {
-        Subsystem s = requireSubsystem(nqn);
-        boolean changed = s.changeHost(hostNqn, allow);
-        if (changed) {
-            accessChanged(s);
-        }
-        return changed;
+        return changes.setHostAllowed(requireSubsystem(nqn), hostNqn, allow);
     }
 
     /**
@@ -446,28 +319,7 @@ public final class NvmeTarget implements AutoCloseable {
      * (docs/security.md).
      */
     public void setHostAuth(String nqn, String hostNqn, io.nvmeof.target.config.HostAuth auth) {
-        Subsystem s = requireSubsystem(nqn);
-        if (auth != null && !auth.hostNqn().equals(hostNqn)) {
-            throw new IllegalArgumentException("settings for " + auth.hostNqn() + " given for host " + hostNqn);
-        }
-        s.setHostAuth(hostNqn, auth);
-        LOG.log(
-                Level.INFO,
-                "DH-HMAC-CHAP: host " + hostNqn + " on " + nqn + ": "
-                        + (auth == null
-                                ? "keys removed"
-                                : auth.ctrlKey() == null ? "host key set" : "host and controller keys set"));
-        discoveryChanged();
-    }
-
-    /** Tears down the controllers of hosts {@code s} no longer allows, and tells discovery controllers. */
-    private void accessChanged(Subsystem s) {
-        for (Controller c : s.controllers()) {
-            if (!s.allows(c.hostNqn())) {
-                c.teardown("host " + c.hostNqn() + " no longer allowed", true);
-            }
-        }
-        discoveryChanged();
+        changes.setHostAuth(requireSubsystem(nqn), hostNqn, auth);
     }
 
     /**
@@ -476,13 +328,7 @@ public final class NvmeTarget implements AutoCloseable {
      * are told. False if it was reachable there already.
      */
     public boolean addSubsystemListener(String nqn, int portId) {
-        Subsystem s = requireSubsystem(nqn);
-        if (!s.addListener(portId)) {
-            return false;
-        }
-        LOG.log(Level.INFO, s + " is reachable on port ID " + portId);
-        discoveryChanged();
-        return true;
+        return changes.addListener(requireSubsystem(nqn), portId);
     }
 
     /**
@@ -492,20 +338,7 @@ public final class NvmeTarget implements AutoCloseable {
      * #listenerInUse}). False if the subsystem was not reachable there.
      */
     public boolean removeSubsystemListener(String nqn, int portId) {
-        Subsystem s = requireSubsystem(nqn);
-        List<Integer> all = new ArrayList<>();
-        ports.forEach(p -> all.add(p.portId()));
-        if (!s.removeListener(portId, all)) {
-            return false;
-        }
-        for (Controller c : s.controllers()) {
-            if (c.port() != null && c.port().portId() == portId) {
-                c.teardown("listener port ID " + portId + " removed from " + nqn, true);
-            }
-        }
-        LOG.log(Level.INFO, s + " is no longer reachable on port ID " + portId);
-        discoveryChanged();
-        return true;
+        return changes.removeListener(requireSubsystem(nqn), portId, ports.portIds());
     }
 
     /** Whether some NVM subsystem is reachable on the listener with PORTID {@code portId}. */
@@ -527,11 +360,7 @@ public final class NvmeTarget implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("the target is closed");
         }
-        int portId = 1;
-        for (PortInfo p : ports) {
-            portId = Math.max(portId, p.portId() + 1);
-        }
-        return openListener(lc, portId);
+        return ports.open(lc, ports.nextPortId());
     }
 
     /**
@@ -540,8 +369,7 @@ public final class NvmeTarget implements AutoCloseable {
      * naming no listeners) keep the listeners they have now and are not reachable on this one.
      */
     public synchronized TargetListener addListenerForSubsystems(ListenerConfig lc) throws IOException {
-        List<Integer> now = new ArrayList<>();
-        ports.forEach(p -> now.add(p.portId()));
+        List<Integer> now = ports.portIds();
         for (Subsystem s : subsystems) {
             if (s.anyListener()) {
                 s.restrictListeners(now);
@@ -552,23 +380,16 @@ public final class NvmeTarget implements AutoCloseable {
 
     /** Closes the listener with PORTID {@code portId} (and so its queues); false if there is none. */
     public synchronized boolean removeListener(int portId) {
-        for (TargetListener l : listeners) {
-            if (l.portInfo().portId() == portId) {
-                listeners.remove(l);
-                l.close();
-                if (l.memoryObserver() != null) {
-                    chunkMemory.detach(l.memoryObserver());
-                }
-                ports.removeIf(p -> p.portId() == portId);
-                for (Subsystem s : subsystems) {
-                    s.listenerClosed(portId); // the PORTID may go to a new listener later
-                }
-                LOG.log(Level.INFO, "closed listener " + l.localAddress() + " (port ID " + portId + ")");
-                discoveryChanged();
-                return true;
-            }
+        TargetListener l = ports.close(portId);
+        if (l == null) {
+            return false;
         }
-        return false;
+        for (Subsystem s : subsystems) {
+            s.listenerClosed(portId); // the PORTID may go to a new listener later
+        }
+        LOG.log(Level.INFO, "closed listener " + l.localAddress() + " (port ID " + portId + ")");
+        discoveryLog.changed();
+        return true;
     }
 
     /**
@@ -577,33 +398,7 @@ public final class NvmeTarget implements AutoCloseable {
      * (NSZE, NCAP).
      */
     public RamNamespace resizeNamespace(String subsystemNqn, int nsid, long newSizeBytes) {
-        Subsystem s = requireSubsystem(subsystemNqn);
-        RamNamespace ns;
-        RamNamespace old;
-        synchronized (s) {
-            old = s.namespace(nsid);
-            if (old == null) {
-                throw new IllegalArgumentException("no namespace " + nsid + " in " + subsystemNqn);
-            }
-            ns = new RamNamespace(
-                    nsid, newSizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory, chunkPool);
-            s.replaceNamespace(ns);
-        }
-        old.free();
-        LOG.log(Level.INFO, "resized " + ns + " in " + s.nqn());
-        for (Controller c : s.controllers()) {
-            c.namespaceChanged(nsid);
-        }
-        return ns;
-    }
-
-    /** Puts a namespace about to be added into its ANA group, unless the NSID is taken (addNamespace then refuses it). */
-    private static void assignAnaGroup(Subsystem s, int nsid, int group) {
-        synchronized (s) {
-            if (s.namespace(nsid) == null) {
-                s.ana().assign(nsid, group);
-            }
-        }
+        return changes.resizeNamespace(requireSubsystem(subsystemNqn), nsid, newSizeBytes);
     }
 
     private Subsystem requireSubsystem(String nqn) {
@@ -614,71 +409,16 @@ public final class NvmeTarget implements AutoCloseable {
         return s;
     }
 
-    private RamNamespace newNamespace(Subsystem s, NamespaceConfig nc) {
-        int nsid = nc.nsid() != 0 ? nc.nsid() : s.freeNsid();
-        if (nsid == 0) {
-            throw new IllegalArgumentException("no free NSID left in " + s.nqn());
-        }
-        UUID uuid = nc.uuid() != null ? nc.uuid() : RamNamespace.derivedUuid(s.nqn(), nsid);
-        if (nc.file() != null) { // kept in a memory-mapped file (RamNamespace.fileBacked)
-            return RamNamespace.fileBacked(
-                    nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, nc.file());
-        }
-        return new RamNamespace(
-                nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, chunkPool);
-    }
-
-    /** Identify SN for a subsystem without one: 20 hex digits of a name-based UUID of its NQN, stable across restarts. */
-    private static String derivedSerial(String nqn) {
-        return UUID.nameUUIDFromBytes(nqn.getBytes(StandardCharsets.UTF_8))
-                .toString()
-                .replace("-", "")
-                .substring(0, 20);
-    }
-
     // ---- discovery (nvmeof-protocol.md §3.3, §3.7) ----
 
-    /**
-     * The discovery log for {@code hostNqn}: per port, the discovery subsystem itself (SUBTYPE 3) and each NVM
-     * subsystem reachable on that port that the host may use (SUBTYPE 2).
-     */
+    /** The discovery log for {@code hostNqn}, read on {@code channel} (see {@link DiscoveryLog#page}). */
     ByteBuffer discoveryLog(String hostNqn, QueueChannel channel) {
-        long generation = discoveryGeneration.get();
-        String local = hostOf(channel.localAddress());
-        List<LogPages.DiscoveryEntry> entries = new ArrayList<>();
-        for (PortInfo p : ports) {
-            String address = isWildcard(p.address()) && local != null ? local : p.address();
-            entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_CURRENT_DISCOVERY, Nqn.DISCOVERY));
-            for (Subsystem s : subsystems) {
-                if (s.allows(hostNqn) && s.reachableOn(p.portId())) {
-                    entries.add(new LogPages.DiscoveryEntry(p, address, LogPages.SUBTYPE_NVM, s.nqn()));
-                }
-            }
-        }
-        return LogPages.discovery(generation, entries);
+        return discoveryLog.page(hostNqn, channel, ports.ports(), subsystems);
     }
 
     /** GENCTR of the discovery log. */
     public long discoveryGeneration() {
-        return discoveryGeneration.get();
-    }
-
-    private void discoveryChanged() {
-        discoveryGeneration.incrementAndGet();
-        for (Controller c : discovery.controllers()) {
-            c.discoveryChanged();
-        }
-    }
-
-    private static String hostOf(SocketAddress address) {
-        if (address instanceof InetSocketAddress isa && isa.getAddress() != null) {
-            return isa.getAddress().getHostAddress();
-        }
-        return null;
-    }
-
-    private static boolean isWildcard(String address) {
-        return address.equals("0.0.0.0") || address.equals("::") || address.equals("0:0:0:0:0:0:0:0");
+        return discoveryLog.generation();
     }
 
     // ---- state for the daemon ----
@@ -749,7 +489,7 @@ public final class NvmeTarget implements AutoCloseable {
             }
             closed = true;
         }
-        closeListeners();
+        ports.closeAll();
         for (Controller c : controllers()) {
             c.teardown("target closing", true);
         }
@@ -761,19 +501,5 @@ public final class NvmeTarget implements AutoCloseable {
         }
         chunkPool.close();
         LOG.log(Level.INFO, "target closed; " + budget.used() + " bytes of namespace RAM still held by transports");
-    }
-
-    private void closeListeners() {
-        for (TargetListener l : listeners) {
-            try {
-                l.close();
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "closing listener " + l.localAddress() + " failed", e);
-            }
-            if (l.memoryObserver() != null) {
-                chunkMemory.detach(l.memoryObserver());
-            }
-        }
-        listeners.clear();
     }
 }
