@@ -79,7 +79,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private final int cqBase;
     private final int cqMask;
     private final int cqCapacity;
-    private final long rnrTimeoutNanos;
 
     /** The responder's side of our work requests on the peer, set once when connected (before the owner has it). */
     private SoftResponder responder;
@@ -95,10 +94,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     /** Our posted receives as the flush takes them (owner thread). */
     private final PostedReceive flushed = new PostedReceive();
 
-    /** The work requests waiting behind a receiver-not-ready Send (owner thread). */
+    /** The work requests waiting behind a receiver-not-ready Send, and the RNR timer (owner thread). */
     private final WaitingSends sq;
 
-    private long rnrDeadline;
     /**
      * The owner's wait on this QP's own CQ: slices of 10 µs doubling to 200 µs (50 µs while a Send waits for a
      * receiver), 1 ms once the QP has been quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms
@@ -143,7 +141,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         this.device = device;
         this.pd = device.pd;
         this.attributes = attributes;
-        this.rnrTimeoutNanos = rnrTimeoutNanos;
         this.qpNumber = QP_NUMBERS.incrementAndGet() & 0xFFFFFF;
         this.sharedCq = sharedCq;
         this.srq = srq;
@@ -173,7 +170,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         INT.set(q, QueueFile.H_QPN, qpNumber);
         INT.set(q, H_STATE, INIT);
         INT.setRelease(q, H_MAGIC, MAGIC);
-        sq = new WaitingSends(attributes.maxSendWr());
+        sq = new WaitingSends(attributes.maxSendWr(), rnrTimeoutNanos, sharedCq);
         LIVE.put(fileName, this);
     }
 
@@ -298,12 +295,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         if (sq.count == 0 && execute(op, wrId, mr, offset, length, raddr, rkey, inv, signaled) == DONE) {
             return true;
         }
-        if (sq.count == 0) {
-            rnrDeadline = System.nanoTime() + rnrTimeoutNanos;
-            if (sharedCq != null) {
-                sharedCq.waitingQps++;
-            }
-        }
         sq.add(op, wrId, mr, offset, length, raddr, rkey, inv, signaled);
         return true;
     }
@@ -323,23 +314,16 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                             sq.inv[i],
                             sq.signaled[i])
                     == NOT_READY) {
-                if (System.nanoTime() - rnrDeadline >= 0) {
+                if (sq.headTimedOut()) {
                     completeSend(sq.wrId[i], sq.op[i], RNR_RETRY_EXC_ERR, sq.length[i]);
-                    dequeue();
+                    sq.removeHead();
                     toError(false);
                     continue; // the rest is flushed by execute() seeing ERROR
                 }
                 return;
             }
-            dequeue();
-            rnrDeadline = System.nanoTime() + rnrTimeoutNanos;
-        }
-    }
-
-    private void dequeue() {
-        sq.removeHead();
-        if (sq.count == 0 && sharedCq != null) {
-            sharedCq.waitingQps--;
+            sq.removeHead();
+            sq.restartTimer();
         }
     }
 
@@ -493,7 +477,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private void flush() {
         while (sq.count > 0) {
             completeSend(sq.wrId[sq.head], sq.op[sq.head], WR_FLUSH_ERR, 0);
-            dequeue();
+            sq.removeHead();
         }
         while (srq == null && flushed.take(q, rqMask)) {
             putOwn(flushed.wrId, OP_RECV, WR_FLUSH_ERR, 0, 0, false, 0);
@@ -517,10 +501,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         toError(false);
         closed = true;
         if (sharedCq != null) {
-            if (sq.count > 0) {
-                sharedCq.waitingQps--; // owner thread: the waiting sends are forgotten with the QP
-                sq.count = 0;
-            }
+            sq.forget(); // owner thread: the waiting sends are forgotten with the QP
             sharedCq.detach(cqSlot);
         }
         LIVE.remove(fileName);
