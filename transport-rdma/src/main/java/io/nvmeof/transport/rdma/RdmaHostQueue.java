@@ -6,7 +6,6 @@ import io.nvmeof.core.spi.HostCommand;
 import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.wire.CompletionQueueEntry;
-import io.nvmeof.core.wire.SubmissionQueueEntry;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -37,7 +36,7 @@ import java.util.function.Consumer;
  *       Read; queue-size receive buffers of 16 bytes (one CQE each) posted before the connect goes out. A reject is an
  *       {@link NvmeRdmaRejectedException} with the STS.</li>
  *   <li>Registered once at connect: the receive region, a send region of one capsule per CID (64 B + up to
- *       {@value #MAX_IN_CAPSULE} bytes in-capsule), and a pool of data buffers in size classes up to 1 MiB
+ *       {@value #MAX_IN_CAPSULE} bytes in-capsule; both {@link RdmaHostCapsules}), and a pool of data buffers in size classes up to 1 MiB
  *       (LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE). No I/O registers memory.</li>
  *   <li>Data (nvmeof-protocol.md §6.4): in the capsule, or a keyed SGL naming a caller buffer from
  *       {@link #allocateBuffer} (zero copy) or a pool buffer (one copy): {@link RdmaHostData}.</li>
@@ -62,10 +61,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     /** In-capsule bytes a capsule slot can carry (the controller's IOCCSZ may allow less). */
     public static final int MAX_IN_CAPSULE = 8192;
 
-    private static final int CAPSULE = SubmissionQueueEntry.LENGTH + MAX_IN_CAPSULE;
+    /** wr_id kinds: a receive (bits 0..15: its index), a capsule Send (bits 0..15: the CID). */
+    static final long KIND_RECV = 0L;
 
-    private static final long KIND_RECV = 0L;
-    private static final long KIND_SEND = 1L << 62;
+    static final long KIND_SEND = 1L << 62;
     private static final Duration AWAIT = Duration.ofMillis(10);
     /**
      * The CQ wait of a queue with a command outstanding that has had nothing to do for {@link #QUIET} (an admin queue
@@ -89,13 +88,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
     private QueuePair qp;
     private CompletionQueue cq;
     private ProtectionDomain pd;
-    private MemoryRegion recvMr;
-    private MemoryRegion sendMr;
-    private ByteBuffer recvView;
-    private ByteBuffer sendView;
+    private RdmaHostCapsules capsules;
     private RdmaHostData data;
-    private final CompletionQueueEntry cqe = new CompletionQueueEntry();
-    private final SubmissionQueueEntry capsuleSqe = new SubmissionQueueEntry();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
 
     /** Which CIDs are claimed, and the commands other threads queued for this queue's thread. */
@@ -177,17 +171,10 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         this.cq = c.completionQueue();
         this.pd = c.protectionDomain();
         try {
-            recvMr = pd.register(
-                    pd.allocate(queueSize * CompletionQueueEntry.LENGTH), ProtectionDomain.ACCESS_LOCAL_WRITE);
-            recvView = recvMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
-            sendMr = pd.register(pd.allocate(queueSize * CAPSULE), ProtectionDomain.ACCESS_LOCAL_WRITE);
-            sendView = sendMr.buffer().order(ByteOrder.LITTLE_ENDIAN);
+            capsules = new RdmaHostCapsules(qp, queueSize);
+            capsules.register(pd);
             data = new RdmaHostData(pd, queueSize);
-            for (int i = 0; i < queueSize; i++) {
-                if (!qp.postRecv(KIND_RECV | i, recvMr, i * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
-                    throw new IOException("cannot post receive " + i + " of " + queueSize);
-                }
-            }
+            capsules.postReceives();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
@@ -405,26 +392,16 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
             return;
         }
         int cid = command.command().cid();
-        int base = cid * CAPSULE;
-        ByteBuffer src = command.command().buffer();
-        sendView.put(base, src, command.command().offset(), SubmissionQueueEntry.LENGTH);
-        capsuleSqe.wrap(sendView, base);
         int inCapsule;
         try {
-            inCapsule = data.place(
-                    cid,
-                    command,
-                    capsuleSqe,
-                    sendView,
-                    base + SubmissionQueueEntry.LENGTH,
-                    qid > 0 ? maxInCapsuleData : 0);
+            inCapsule = capsules.build(command, data, qid > 0 ? maxInCapsuleData : 0);
         } catch (IOException e) {
             fail(cid, command, e);
             return;
         }
         inFlight[cid] = command;
         outstanding++;
-        if (!qp.postSend(KIND_SEND | cid, sendMr, base, SubmissionQueueEntry.LENGTH + inCapsule, true)) {
+        if (!capsules.postSend(cid, inCapsule)) {
             fault(new IOException("RDMA queue " + qid + " to " + peer + ": cannot post a Send (send queue full)"));
         }
     }
@@ -463,7 +440,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
                     + "-byte response on queue " + qid + " (a CQE is 16 bytes)"));
             return;
         }
-        cqe.wrap(recvView, index * CompletionQueueEntry.LENGTH);
+        CompletionQueueEntry cqe = capsules.response(index);
         int cid = cqe.cid();
         HostCommand command = cid < queueSize ? inFlight[cid] : null;
         if (command == null) {
@@ -487,7 +464,7 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         } catch (Throwable t) {
             LOG.log(Level.ERROR, "onResponse of CID " + cid + " on RDMA queue " + qid + " failed", t);
         }
-        if (!qp.postRecv(KIND_RECV | index, recvMr, index * CompletionQueueEntry.LENGTH, CompletionQueueEntry.LENGTH)) {
+        if (!capsules.postReceive(index)) {
             fault(new IOException("RDMA queue " + qid + ": cannot re-post a receive"));
         }
     }
@@ -526,11 +503,8 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
         if (data != null) {
             data.close();
         }
-        if (recvMr != null) {
-            recvMr.close();
-        }
-        if (sendMr != null) {
-            sendMr.close();
+        if (capsules != null) {
+            capsules.close();
         }
     }
 

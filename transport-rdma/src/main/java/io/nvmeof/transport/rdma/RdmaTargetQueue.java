@@ -1,6 +1,5 @@
 package io.nvmeof.transport.rdma;
 
-import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.DataReceiver;
 import io.nvmeof.core.spi.PortInfo;
 import io.nvmeof.core.spi.QueueChannel;
@@ -26,7 +25,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *
  * <ul>
  *   <li>Set up before the CM accept ({@link #setup}): a registered region of 16-byte responses and one
- *       {@link RdmaTargetRequest} per command the host may have outstanding (HSQSIZE+1, nvmeof-protocol.md §6.2). The
+ *       {@link RdmaTargetRequest} per command the host may have outstanding (HSQSIZE+1, nvmeof-protocol.md §6.2;
+ *       {@link RequestSlots}). The
  *       receive buffers are the group's SRQ buffers; without an SRQ, HSQSIZE+1 buffers of its own, all posted.</li>
  *   <li>A command lands in a receive buffer; the oldest free request slot takes it ({@link RdmaTargetRequest#bind}):
  *       a FIFO of slots in the order their responses were sent, so the slot taken is one whose response the host has
@@ -38,7 +38,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *       registered bounce buffer; then the receiver runs (nvmeof-protocol.md §6.3).</li>
  *   <li>Controller→host data: RDMA Writes from the segments' registered memory (namespace chunks, zero copy) or from a
  *       bounce copy for unregistered memory, then the response Send chained right behind without waiting (nvmeof-protocol.md §6.3); the
- *       receive buffer is re-posted first (nvmeof-protocol.md §6.2). Send with Invalidate(KEY) for 0x4F descriptors (nvmeof-protocol.md §6.4).</li>
+ *       receive buffer is re-posted first (nvmeof-protocol.md §6.2). Send with Invalidate(KEY) for 0x4F descriptors (nvmeof-protocol.md §6.4).
+ *       The posting is {@link RdmaResponses}'.</li>
  *   <li>A completion error or a protocol fault (capsule shorter than 64 bytes, …) closes this queue only:
  *       {@link QueueHandler#onClose} once, the QP closed, then every segment released exactly once.</li>
  * </ul>
@@ -84,22 +85,12 @@ final class RdmaTargetQueue implements QueueChannel {
     private boolean ownBuffers;
     private MemoryRegion rspMr;
     private RegisteredBufferPool pool;
-    private RdmaTargetRequest[] requests;
+    private RequestSlots requests;
     private QueueHandler core;
     private boolean attached;
 
-    /** Free request slots, oldest response first (a FIFO ring of slot indices). */
-    private int[] free;
-
-    private int freeHead;
-    private int freeCount;
-    /** Commands that arrived before the core took the queue: buffer index and length, in order. */
-    private int[] earlyBuffer;
-
-    private int[] earlyLength;
-    private int earlyCount;
-
     private RdmaReads reads;
+    private RdmaResponses responses;
 
     private volatile boolean closeRequested;
     private volatile boolean disconnected;
@@ -132,15 +123,7 @@ final class RdmaTargetQueue implements QueueChannel {
             ByteBuffer rsp = pd.allocate(slots * CompletionQueueEntry.LENGTH);
             rspMr = pd.register(rsp, ProtectionDomain.ACCESS_LOCAL_WRITE);
             ByteBuffer rspView = rspMr.buffer().order(java.nio.ByteOrder.LITTLE_ENDIAN);
-            requests = new RdmaTargetRequest[slots];
-            free = new int[slots];
-            earlyBuffer = new int[slots];
-            earlyLength = new int[slots];
-            for (int i = 0; i < slots; i++) {
-                requests[i] = new RdmaTargetRequest(i, this, rspView);
-                free[i] = i;
-            }
-            freeCount = slots;
+            requests = new RequestSlots(this, slots, rspView);
             tag = group.register(qpNumber, this);
             tagBits = (long) tag << TAG_SHIFT;
             buffers = group.srqBuffers();
@@ -159,6 +142,7 @@ final class RdmaTargetQueue implements QueueChannel {
     /** After the accept (CM thread): the group's thread hands the queue to the core, then serves it. */
     void start() {
         reads = new RdmaReads(this, slots, Math.max(1, conn.initiatorDepth()));
+        responses = new RdmaResponses(this, rspMr, requests);
         conn.onDisconnect(() -> {
             disconnected = true;
             group.execute(checkClose);
@@ -214,10 +198,10 @@ final class RdmaTargetQueue implements QueueChannel {
             closeQueue();
             return;
         }
-        for (int i = 0; i < earlyCount && closeCause == null && !closed; i++) {
-            onRecv(earlyBuffer[i], earlyLength[i]);
+        for (int i = 0; i < requests.earlyCount() && closeCause == null && !closed; i++) {
+            onRecv(requests.earlyBuffer(i), requests.earlyLength(i));
         }
-        earlyCount = 0;
+        requests.clearEarly();
         checkClose();
     }
 
@@ -286,18 +270,17 @@ final class RdmaTargetQueue implements QueueChannel {
         }
         if (kind == KIND_RECV) {
             if (!attached) {
-                earlyBuffer[earlyCount] = slot; // cannot overflow: at most one command per request slot
-                earlyLength[earlyCount++] = wc.byteLength;
+                requests.holdEarly(slot, wc.byteLength);
             } else {
                 onRecv(slot, wc.byteLength);
             }
         } else if (kind == KIND_SEND) {
-            RdmaTargetRequest r = requests[slot];
+            RdmaTargetRequest r = requests.get(slot);
             if (r.sendPending && r.sendSeq == (int) ((id >>> 16) & 0xFFFF)) {
                 finishSend(r);
             }
         } else if (kind == KIND_READ) {
-            reads.done(requests[slot]);
+            reads.done(requests.get(slot));
         }
         // RDMA Writes are unsignaled: the response Send's completion covers them.
         if (closeCause != null) {
@@ -316,7 +299,8 @@ final class RdmaTargetQueue implements QueueChannel {
 
     /** A command in receive buffer {@code buffer}: the oldest free slot takes it, then the core. */
     private void onRecv(int buffer, int length) {
-        if (freeCount == 0) {
+        RdmaTargetRequest r = requests.takeOldestFree();
+        if (r == null) {
             if (!ownBuffers) {
                 buffers.post(buffer);
             }
@@ -324,9 +308,6 @@ final class RdmaTargetQueue implements QueueChannel {
                     "RDMA queue " + qid + ": more commands than its " + slots + " entries (HSQSIZE+1) outstanding"));
             return;
         }
-        RdmaTargetRequest r = requests[free[freeHead]];
-        freeHead = (freeHead + 1) % slots;
-        freeCount--;
         if (r.sendPending) {
             finishSend(r); // the host saw that response (see the class comment), so its Writes and Send are done
         }
@@ -343,7 +324,7 @@ final class RdmaTargetQueue implements QueueChannel {
     }
 
     /** Gives the request's receive buffer back to the RNIC (exactly once: the request forgets it). */
-    private boolean repost(RdmaTargetRequest r) {
+    boolean repost(RdmaTargetRequest r) {
         int b = r.unbind();
         return b < 0 || buffers.post(b);
     }
@@ -355,87 +336,9 @@ final class RdmaTargetQueue implements QueueChannel {
         }
     }
 
-    /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send (nvmeof-protocol.md §6.2, §6.3). */
+    /** TargetRequest.complete: RDMA Writes (if any), re-post the receive, then the response Send ({@link RdmaResponses}). */
     void complete(RdmaTargetRequest r) {
-        if (closed) {
-            r.releaseSegments(pool);
-            r.releaseData(pool);
-            r.state(RdmaTargetRequest.State.DEAD);
-            return;
-        }
-        int status = r.response().status();
-        int wrs = 0;
-        if (r.destinations || r.segCount == 0) {
-            r.releaseSegments(pool); // destinations: the reads are done (or never happened)
-        } else if (Status.isSuccess(status) && r.keyed && !r.hostToController()) {
-            wrs = postWrites(r);
-            if (wrs < 0) {
-                return;
-            }
-        } else {
-            r.releaseSegments(pool); // an error status sends no data, like nvmet
-        }
-        r.releaseData(pool);
-        if (!repost(r)) {
-            fault(new IOException("RDMA queue " + qid + ": cannot re-post a receive buffer"));
-            return;
-        }
-        r.sendSeq = (r.sendSeq + 1) & 0xFFFF;
-        long wrId = KIND_SEND | tagBits | ((long) r.sendSeq << 16) | r.index;
-        int offset = r.index * CompletionQueueEntry.LENGTH;
-        boolean posted = r.invalidate && r.keyed
-                ? qp.postSendWithInvalidate(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, r.rkey, true)
-                : qp.postSend(wrId, rspMr, offset, CompletionQueueEntry.LENGTH, true);
-        r.state(RdmaTargetRequest.State.FREE);
-        r.sendPending = true;
-        r.sendWrs = wrs + 1;
-        free[(freeHead + freeCount) % slots] = r.index;
-        freeCount++;
-        if (!posted) {
-            fault(new IOException("RDMA queue " + qid + ": cannot post the response Send (send queue full)"));
-        }
-    }
-
-    /** RDMA Writes of the segments to the host's keyed buffer; returns how many were posted, or -1 after a fault. */
-    private int postWrites(RdmaTargetRequest r) {
-        long remote = r.remoteAddress;
-        boolean coalesce = r.segCount > MAX_WRITE_SEGMENTS;
-        if (coalesce) {
-            RegisteredBufferPool.Buffer b = pool.take(r.segBytes);
-            int at = 0;
-            for (int i = 0; i < r.segCount; i++) {
-                b.view.put(at, r.segMemory[i], r.segOffset[i], r.segLength[i]);
-                at += r.segLength[i];
-            }
-            r.coalesced = b;
-            listener.copied(at);
-            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, b.region, b.regionOffset, at, remote, r.rkey, false)) {
-                fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
-                return -1;
-            }
-            return 1;
-        }
-        for (int i = 0; i < r.segCount; i++) {
-            MemoryRegion region = r.segRegion[i];
-            int offset = r.segOffset[i];
-            int length = r.segLength[i];
-            if (region == null) {
-                RegisteredBufferPool.Buffer b = pool.take(length);
-                b.view.put(0, r.segMemory[i], offset, length);
-                r.segBounce[i] = b;
-                region = b.region;
-                offset = b.regionOffset;
-                listener.copied(length);
-            } else {
-                listener.placed(length);
-            }
-            if (!qp.postWrite(KIND_WRITE | tagBits | r.index, region, offset, length, remote, r.rkey, false)) {
-                fault(new IOException("RDMA queue " + qid + ": cannot post an RDMA Write (send queue full)"));
-                return -1;
-            }
-            remote += length;
-        }
-        return r.segCount;
+        responses.complete(r);
     }
 
     private void finishSend(RdmaTargetRequest r) {
@@ -446,7 +349,7 @@ final class RdmaTargetQueue implements QueueChannel {
     // ---------------------------------------------------------------------------------------------------------
     // Faults and closing
 
-    // ---- for RdmaReads ----
+    // ---- for RdmaReads and RdmaResponses ----
 
     QueuePair qp() {
         return qp;
@@ -461,11 +364,16 @@ final class RdmaTargetQueue implements QueueChannel {
     }
 
     RdmaTargetRequest request(int slot) {
-        return requests[slot];
+        return requests.get(slot);
     }
 
     RdmaTargetListener listener() {
         return listener;
+    }
+
+    /** The queue has closed: a late {@code complete()} only recycles. */
+    boolean closed() {
+        return closed;
     }
 
     /** A fault is pending: post nothing more. */
@@ -502,7 +410,8 @@ final class RdmaTargetQueue implements QueueChannel {
             LOG.log(Level.DEBUG, "closing the connection failed: " + e);
         }
         group.unregister(qpNumber, tag); // completions still in the CQ for this QP: SRQ buffers are re-posted
-        for (RdmaTargetRequest r : requests) {
+        for (int i = 0; i < requests.size(); i++) {
+            RdmaTargetRequest r = requests.get(i);
             r.releaseSegments(pool);
             r.releaseData(pool);
             r.sendPending = false;

@@ -12,7 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 
 /**
- * A completion queue shared by many {@link SoftQueuePair}s: the completion ring of a queue pair ({@link SoftQueuePair}'s
+ * A completion queue shared by many {@link SoftQueuePair}s: the completion ring of a queue pair ({@link QueueFile}'s
  * CQE layout, tail at 192, ring from 256) in a file of its own, {@code <pid>-c<n>}, capacity at offset 16. Each QP
  * created on it gets a slot (never reused while the CQ lives); every CQE carries it in bits 13..31 of its opcode word,
  * so {@link #poll} can report the QP's number and retire its send-queue entries. Our QPs write their own completions
@@ -29,9 +29,6 @@ final class SoftCompletionQueue implements CompletionQueue {
     static final int SLOT_SHIFT = 13;
 
     static final int MAX_SLOTS = 1 << (32 - SLOT_SHIFT);
-
-    private static final WorkCompletion.Opcode[] OPCODES = WorkCompletion.Opcode.values();
-    private static final WorkCompletion.Status[] STATUSES = WorkCompletion.Status.values();
 
     final SoftDevice device;
     /** The {@code <n>} of the file name, which QP headers carry. */
@@ -83,22 +80,20 @@ final class SoftCompletionQueue implements CompletionQueue {
         String name = device.newFileName('c');
         this.fileNumber = Integer.parseInt(name.substring(name.lastIndexOf('c') + 1));
         this.path = device.file(name);
-        this.q = Shm.create(path, SoftQueuePair.RQ_BASE + (long) capacity * SoftQueuePair.CQE);
-        for (int i = 0; i < capacity; i++) {
-            LONG.set(q, SoftQueuePair.RQ_BASE + i * SoftQueuePair.CQE, (long) i);
-        }
+        this.q = Shm.create(path, QueueFile.RQ_BASE + (long) capacity * QueueFile.CQE);
+        QueueFile.initCompletionRing(q, QueueFile.RQ_BASE, capacity);
         INT.set(q, H_CAPACITY, capacity);
-        INT.setRelease(q, SoftQueuePair.H_MAGIC, MAGIC);
+        INT.setRelease(q, QueueFile.H_MAGIC, MAGIC);
     }
 
     /** Maps a peer's CQ file {@code <pid>-c<n>} and checks it (capacity at 16, ring from 256). Cold path. */
     static ByteBuffer map(SoftDevice device, long pid, int fileNumber) throws IOException {
         Path p = device.file(pid + "-c" + fileNumber);
         ByteBuffer b = Shm.open(p);
-        int cap = b.capacity() >= SoftQueuePair.RQ_BASE ? (int) INT.getAcquire(b, H_CAPACITY) : 0;
-        if ((int) INT.getAcquire(b, SoftQueuePair.H_MAGIC) != MAGIC
+        int cap = b.capacity() >= QueueFile.RQ_BASE ? (int) INT.getAcquire(b, H_CAPACITY) : 0;
+        if ((int) INT.getAcquire(b, QueueFile.H_MAGIC) != MAGIC
                 || Integer.bitCount(cap) != 1
-                || b.capacity() != SoftQueuePair.RQ_BASE + (long) cap * SoftQueuePair.CQE) {
+                || b.capacity() != QueueFile.RQ_BASE + (long) cap * QueueFile.CQE) {
             throw new IOException("software RNIC: " + p + " is not a completion queue");
         }
         return b;
@@ -153,7 +148,7 @@ final class SoftCompletionQueue implements CompletionQueue {
         SoftQueuePair[] a = null;
         int[] numbers = null;
         while (n < out.length) {
-            int cell = SoftQueuePair.RQ_BASE + (int) (head & mask) * SoftQueuePair.CQE;
+            int cell = QueueFile.RQ_BASE + (int) (head & mask) * QueueFile.CQE;
             if ((long) LONG.getAcquire(q, cell) != head + 1) {
                 break;
             }
@@ -162,14 +157,8 @@ final class SoftCompletionQueue implements CompletionQueue {
                 a = qps;
             }
             WorkCompletion wc = out[n++];
-            int word = (int) INT.get(q, cell + 16);
+            int word = QueueFile.readCompletion(q, cell, wc);
             int slot = word >>> SLOT_SHIFT;
-            wc.wrId = (long) LONG.get(q, cell + 8);
-            wc.opcode = OPCODES[word & 0xf];
-            wc.status = STATUSES[(word >>> 4) & 0xff];
-            wc.withInvalidate = (word & 1 << 12) != 0;
-            wc.byteLength = (int) INT.get(q, cell + 20);
-            wc.invalidatedRkey = (int) INT.get(q, cell + 24);
             int retire = (int) INT.get(q, cell + 28);
             LONG.setRelease(q, cell, head + capacity);
             head++;
@@ -206,7 +195,7 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
 
     private boolean ready() {
-        return (long) LONG.getAcquire(q, SoftQueuePair.RQ_BASE + (int) (head & mask) * SoftQueuePair.CQE) == head + 1
+        return (long) LONG.getAcquire(q, QueueFile.RQ_BASE + (int) (head & mask) * QueueFile.CQE) == head + 1
                 || attention
                 || closed;
     }

@@ -10,7 +10,6 @@ import io.nvmeof.transport.rdma.verbs.QueuePair;
 import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
 import java.io.IOException;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,14 +22,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * it takes our next posted receive, copies its payload into our registered buffer and writes the RECV completion into
  * our CQ. One-sided RDMA Write/Read copy straight into or out of the peer's registered region after the checks a
  * responder makes (rkey and its generation, PD, access flags, bounds). Nothing here takes a lock or allocates per
- * operation: posting, copying and polling are plain and atomic accesses to mapped memory.
- *
- * <p>File layout: header {@code 0 int magic, 8 int state (QueuePair.State ordinal; either side may set ERROR), 64 long
- * rq head (consumers CAS it: the peer's sender, our flush), 128 long rq tail (we publish with release), 192 long cq tail
- * (producers CAS it)}; at 256 the receive ring ({@code 32-byte WQEs: long wrId, int lkey, int offset, int length}); then
- * the CQ ring ({@code 32-byte CQEs: long sequence (Vyukov bounded MPMC: a producer that claimed position p publishes
- * p + 1; the consumer frees it with p + capacity), long wrId, int opcode|status<<4|withInvalidate<<12, int byteLength,
- * int invalidated rkey, int send-queue entries retired}).
+ * operation: posting, copying and polling are plain and atomic accesses to mapped memory. The file's layout is
+ * {@link QueueFile}'s; the responder's part of each work request is {@link SoftResponder}'s, made at connect.
  *
  * <p>Work requests execute synchronously in the posting thread when they can; a Send that finds no receive posted
  * (receiver not ready) waits in a local send queue, with the work requests posted after it (RC ordering), and is retried
@@ -40,11 +33,6 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int MAGIC = 0x53525150; // "SRQP"
-    static final int H_MAGIC = 0, H_STATE = 8, H_RQ_HEAD = 64, H_RQ_TAIL = 128, H_CQ_TAIL = 192, RQ_BASE = 256;
-    /** Header ints: the shared CQ's file number (0: the ring in this file), our slot on it, the SRQ's file number. */
-    static final int H_CQ_FILE = 16, H_CQ_SLOT = 20, H_SRQ_FILE = 24, H_QPN = 28;
-
-    static final int RQE = 32, CQE = 32;
     static final int INIT = 0, RTR = 1, RTS = 2, ERROR = 3;
     private static final State[] STATES = State.values();
 
@@ -52,8 +40,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int OP_WRITE = WorkCompletion.Opcode.RDMA_WRITE.ordinal();
     static final int OP_READ = WorkCompletion.Opcode.RDMA_READ.ordinal();
     static final int OP_RECV = WorkCompletion.Opcode.RECV.ordinal();
-    private static final WorkCompletion.Opcode[] OPCODES = WorkCompletion.Opcode.values();
-    private static final WorkCompletion.Status[] STATUSES = WorkCompletion.Status.values();
     static final int SUCCESS = WorkCompletion.Status.SUCCESS.ordinal();
     static final int LOC_LEN_ERR = WorkCompletion.Status.LOC_LEN_ERR.ordinal();
     static final int LOC_PROT_ERR = WorkCompletion.Status.LOC_PROT_ERR.ordinal();
@@ -64,6 +50,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     static final int RETRY_EXC_ERR = WorkCompletion.Status.RETRY_EXC_ERR.ordinal();
     static final int GENERAL_ERR = WorkCompletion.Status.GENERAL_ERR.ordinal();
     private static final int DONE = 0, NOT_READY = 1;
+    private static final int H_MAGIC = QueueFile.H_MAGIC, H_STATE = QueueFile.H_STATE, H_RQ_HEAD = QueueFile.H_RQ_HEAD;
+    private static final int RQ_BASE = QueueFile.RQ_BASE, CQE = QueueFile.CQE;
 
     /** Live QPs of this JVM by file name, so a same-JVM peer can wake a thread parked in {@link #await}. */
     private static final Map<String, SoftQueuePair> LIVE = new ConcurrentHashMap<>();
@@ -91,21 +79,10 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private final int cqBase;
     private final int cqMask;
     private final int cqCapacity;
-    private final long rnrTimeoutNanos;
 
-    // The peer, set once when connected (before the connection is handed to its owner).
-    private ByteBuffer pq;
-    /** The peer's receive ring (its file or its SRQ's) and completion ring (its file or its shared CQ's). */
-    private ByteBuffer pRq;
+    /** The responder's side of our work requests on the peer, set once when connected (before the owner has it). */
+    private SoftResponder responder;
 
-    private int pRqMask;
-    private ByteBuffer pCq;
-    private int pCqBase;
-    private int pCqMask;
-    private int pCqSlotBits;
-    private SoftDevice.Peer peer;
-    private int peerPd;
-    private SoftQueuePair localPeer;
     int initiatorDepth;
 
     // Owner-thread state.
@@ -114,27 +91,12 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private int sendOutstanding;
     private int recvOutstanding;
     private int unretired;
-    // Resolution scratch (owner thread).
-    private ByteBuffer rBuf;
-    private int rIndex;
-    private long tkWrId;
-    private int tkKey;
-    private int tkOffset;
-    private int tkLength;
+    /** Our posted receives as the flush takes them (owner thread). */
+    private final PostedReceive flushed = new PostedReceive();
 
-    // The local send queue of work requests waiting behind a receiver-not-ready Send (owner thread).
-    private final int[] sqOp;
-    private final long[] sqWrId;
-    private final MemoryRegion[] sqMr;
-    private final int[] sqOffset;
-    private final int[] sqLength;
-    private final long[] sqRaddr;
-    private final int[] sqRkey;
-    private final int[] sqInv;
-    private final boolean[] sqSignaled;
-    private int sqHead;
-    private int sqCount;
-    private long rnrDeadline;
+    /** The work requests waiting behind a receiver-not-ready Send, and the RNR timer (owner thread). */
+    private final WaitingSends sq;
+
     /**
      * The owner's wait on this QP's own CQ: slices of 10 µs doubling to 200 µs (50 µs while a Send waits for a
      * receiver), 1 ms once the QP has been quiet for 1 ms, 10 ms once quiet for 10 ms, 100 ms once quiet for 100 ms
@@ -144,7 +106,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private final QuietWait quiet = new QuietWait() {
         @Override
         boolean poll() {
-            if (sqCount > 0) {
+            if (sq.count > 0) {
                 progress();
             }
             return ready();
@@ -152,7 +114,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
 
         @Override
         long nextSlice(long park, long quietNanos) {
-            if (sqCount > 0) {
+            if (sq.count > 0) {
                 return Math.min(park * 2, 50_000);
             }
             if (quietNanos < 1_000_000) {
@@ -179,7 +141,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         this.device = device;
         this.pd = device.pd;
         this.attributes = attributes;
-        this.rnrTimeoutNanos = rnrTimeoutNanos;
         this.qpNumber = QP_NUMBERS.incrementAndGet() & 0xFFFFFF;
         this.sharedCq = sharedCq;
         this.srq = srq;
@@ -187,13 +148,11 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         this.cqCapacity = sharedCq != null ? 1 : Shm.pow2(attributes.cqSize());
         this.rqMask = rqCap - 1;
         this.cqMask = cqCapacity - 1;
-        this.cqBase = RQ_BASE + rqCap * RQE;
+        this.cqBase = RQ_BASE + rqCap * QueueFile.RQE;
         this.fileName = device.newFileName('q');
         this.path = device.file(fileName);
         this.q = Shm.create(path, cqBase + (long) cqCapacity * CQE);
-        for (int i = 0; i < cqCapacity; i++) {
-            LONG.set(q, cqBase + i * CQE, (long) i);
-        }
+        QueueFile.initCompletionRing(q, cqBase, cqCapacity);
         int slot = 0;
         if (sharedCq != null) {
             try {
@@ -205,62 +164,21 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         }
         this.cqSlot = slot;
         this.ownCq = sharedCq != null ? sharedCq.q : q;
-        INT.set(q, H_CQ_FILE, sharedCq != null ? sharedCq.fileNumber : 0);
-        INT.set(q, H_CQ_SLOT, slot);
-        INT.set(q, H_SRQ_FILE, srq != null ? srq.fileNumber : 0);
-        INT.set(q, H_QPN, qpNumber);
+        INT.set(q, QueueFile.H_CQ_FILE, sharedCq != null ? sharedCq.fileNumber : 0);
+        INT.set(q, QueueFile.H_CQ_SLOT, slot);
+        INT.set(q, QueueFile.H_SRQ_FILE, srq != null ? srq.fileNumber : 0);
+        INT.set(q, QueueFile.H_QPN, qpNumber);
         INT.set(q, H_STATE, INIT);
         INT.setRelease(q, H_MAGIC, MAGIC);
-        int n = attributes.maxSendWr();
-        sqOp = new int[n];
-        sqWrId = new long[n];
-        sqMr = new MemoryRegion[n];
-        sqOffset = new int[n];
-        sqLength = new int[n];
-        sqRaddr = new long[n];
-        sqRkey = new int[n];
-        sqInv = new int[n];
-        sqSignaled = new boolean[n];
+        sq = new WaitingSends(attributes.maxSendWr(), rnrTimeoutNanos, sharedCq);
         LIVE.put(fileName, this);
     }
 
     /** Maps the peer's queue file and deletes its name (both sides hold mappings now). Cold path. */
     void connectPeer(long peerPid, String peerFile, QueuePairAttributes peerAttributes, int peerPdId)
             throws IOException {
-        Path p = device.file(peerFile);
-        ByteBuffer b = Shm.open(p);
-        if ((int) INT.getAcquire(b, H_MAGIC) != MAGIC) {
-            throw new IOException("software RNIC: " + p + " is not a queue pair");
-        }
-        int cqFile = (int) INT.get(b, H_CQ_FILE);
-        int srqFile = (int) INT.get(b, H_SRQ_FILE);
-        int rqCap = srqFile != 0 ? 1 : Shm.pow2(peerAttributes.maxRecvWr());
-        int cqCap = cqFile != 0 ? 1 : Shm.pow2(peerAttributes.cqSize());
-        if (b.capacity() != RQ_BASE + rqCap * RQE + cqCap * CQE) {
-            throw new IOException("software RNIC: " + p + " does not match the peer's attributes");
-        }
-        this.peer = device.peer(peerPid);
-        this.pq = b;
-        if (srqFile != 0) {
-            this.pRq = SoftSharedReceiveQueue.map(device, peerPid, srqFile);
-            this.pRqMask = (int) INT.get(pRq, SoftSharedReceiveQueue.H_CAPACITY) - 1;
-        } else {
-            this.pRq = b;
-            this.pRqMask = rqCap - 1;
-        }
-        if (cqFile != 0) {
-            this.pCq = SoftCompletionQueue.map(device, peerPid, cqFile);
-            this.pCqBase = RQ_BASE;
-            this.pCqMask = (int) INT.get(pCq, SoftCompletionQueue.H_CAPACITY) - 1;
-            this.pCqSlotBits = (int) INT.get(b, H_CQ_SLOT) << SoftCompletionQueue.SLOT_SHIFT;
-        } else {
-            this.pCq = b;
-            this.pCqBase = RQ_BASE + rqCap * RQE;
-            this.pCqMask = cqCap - 1;
-        }
-        this.peerPd = peerPdId;
-        this.localPeer = peerPid == device.pid ? LIVE.get(peerFile) : null;
-        Shm.delete(p);
+        SoftQueuePair local = peerPid == device.pid ? LIVE.get(peerFile) : null;
+        this.responder = new SoftResponder(this, peerPid, peerFile, peerAttributes, peerPdId, local);
     }
 
     void setState(int s) {
@@ -280,13 +198,14 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     void toError(boolean alsoPeer) {
         setState(ERROR);
         errored(this);
-        if (alsoPeer && pq != null) {
-            INT.setVolatile(pq, H_STATE, ERROR);
-            errored(localPeer);
+        SoftResponder r = responder;
+        if (alsoPeer && r != null) {
+            r.peerToError();
         }
     }
 
-    private static void errored(SoftQueuePair qp) {
+    /** Wakes whoever polls {@code qp}'s completions after it went to ERROR (its shared CQ's owner flushes it). */
+    static void errored(SoftQueuePair qp) {
         if (qp != null && qp.sharedCq != null) {
             qp.sharedCq.attention();
         } else {
@@ -294,7 +213,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         }
     }
 
-    private static void wake(SoftQueuePair qp) {
+    /** Wakes whoever polls {@code qp}'s completions (its own CQ's or its shared CQ's waiter); null: no one. */
+    static void wake(SoftQueuePair qp) {
         if (qp != null) {
             if (qp.sharedCq != null) {
                 qp.sharedCq.wake();
@@ -321,13 +241,8 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             putOwn(wrId, OP_RECV, WR_FLUSH_ERR, 0, 0, false, 0);
             return true;
         }
-        int e = RQ_BASE + (int) (rqTail & rqMask) * RQE;
-        LONG.set(q, e, wrId);
-        int key = region instanceof SoftMemoryRegion m && m.device == device ? m.key : 0;
-        INT.set(q, e + 8, key);
-        INT.set(q, e + 12, offset);
-        INT.set(q, e + 16, length);
-        LONG.setRelease(q, H_RQ_TAIL, ++rqTail);
+        QueueFile.postReceive(q, rqTail, rqMask, device, wrId, region, offset, length);
+        rqTail++;
         return true;
     }
 
@@ -374,72 +289,47 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         }
         sendOutstanding++;
         quiet.active();
-        if (sqCount > 0) {
+        if (sq.count > 0) {
             progress();
         }
-        if (sqCount == 0 && execute(op, wrId, mr, offset, length, raddr, rkey, inv, signaled) == DONE) {
+        if (sq.count == 0 && execute(op, wrId, mr, offset, length, raddr, rkey, inv, signaled) == DONE) {
             return true;
         }
-        int i = (sqHead + sqCount) % sqOp.length;
-        if (sqCount == 0) {
-            rnrDeadline = System.nanoTime() + rnrTimeoutNanos;
-            if (sharedCq != null) {
-                sharedCq.waitingQps++;
-            }
-        }
-        sqOp[i] = op;
-        sqWrId[i] = wrId;
-        sqMr[i] = mr;
-        sqOffset[i] = offset;
-        sqLength[i] = length;
-        sqRaddr[i] = raddr;
-        sqRkey[i] = rkey;
-        sqInv[i] = inv;
-        sqSignaled[i] = signaled;
-        sqCount++;
+        sq.add(op, wrId, mr, offset, length, raddr, rkey, inv, signaled);
         return true;
     }
 
     /** Retries the waiting send queue from its head (owner thread). */
     private void progress() {
-        while (sqCount > 0) {
-            int i = sqHead;
+        while (sq.count > 0) {
+            int i = sq.head;
             if (execute(
-                            sqOp[i],
-                            sqWrId[i],
-                            sqMr[i],
-                            sqOffset[i],
-                            sqLength[i],
-                            sqRaddr[i],
-                            sqRkey[i],
-                            sqInv[i],
-                            sqSignaled[i])
+                            sq.op[i],
+                            sq.wrId[i],
+                            sq.mr[i],
+                            sq.offset[i],
+                            sq.length[i],
+                            sq.raddr[i],
+                            sq.rkey[i],
+                            sq.inv[i],
+                            sq.signaled[i])
                     == NOT_READY) {
-                if (System.nanoTime() - rnrDeadline >= 0) {
-                    completeSend(sqWrId[i], sqOp[i], RNR_RETRY_EXC_ERR, sqLength[i]);
-                    dequeue();
+                if (sq.headTimedOut()) {
+                    completeSend(sq.wrId[i], sq.op[i], RNR_RETRY_EXC_ERR, sq.length[i]);
+                    sq.removeHead();
                     toError(false);
                     continue; // the rest is flushed by execute() seeing ERROR
                 }
                 return;
             }
-            dequeue();
-            rnrDeadline = System.nanoTime() + rnrTimeoutNanos;
-        }
-    }
-
-    private void dequeue() {
-        sqMr[sqHead] = null;
-        sqHead = (sqHead + 1) % sqOp.length;
-        sqCount--;
-        if (sqCount == 0 && sharedCq != null) {
-            sharedCq.waitingQps--;
+            sq.removeHead();
+            sq.restartTimer();
         }
     }
 
     /** On a shared CQ's poll (owner thread): retries our waiting sends, if any. */
     void progressWaiting() {
-        if (sqCount > 0 && !closed) {
+        if (sq.count > 0 && !closed) {
             progress();
         }
     }
@@ -489,52 +379,27 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             toError(false);
             return DONE;
         }
-        if ((int) INT.getVolatile(pq, H_STATE) == ERROR) {
+        if (responder.peerInError()) {
             // The responder drops everything: on hardware the requester retries until its transport timer expires.
             completeSend(wrId, op, RETRY_EXC_ERR, 0);
             toError(false);
             return DONE;
         }
+        int rst;
         if (op == OP_SEND) {
-            if (!take(pRq, pRqMask)) {
+            rst = responder.send(m, offset, length, inv);
+            if (rst == SoftResponder.NOT_READY) {
                 return NOT_READY;
             }
-            int rst = length > tkLength
-                    ? LOC_LEN_ERR
-                    : resolve(tkKey, tkOffset, false, length, ProtectionDomain.ACCESS_LOCAL_WRITE)
-                            ? SUCCESS
-                            : LOC_PROT_ERR;
-            if (rst == SUCCESS && inv != 0 && !invalidate(inv)) {
-                rst = LOC_PROT_ERR;
-            }
-            if (rst != SUCCESS) {
-                // The responder completes the receive in error and moves to ERROR; the requester sees a NAK.
-                putPeer(tkWrId, OP_RECV, rst, 0, 0, false);
-                completeSend(wrId, op, REM_INV_REQ_ERR, 0);
-                toError(true);
-                return DONE;
-            }
-            rBuf.put(rIndex, m.view, offset, length);
-            putPeer(tkWrId, OP_RECV, SUCCESS, length, inv == -1 ? 0 : inv, inv != 0);
         } else if (op == OP_WRITE) {
-            if (!resolve(rkey, raddr, true, length, ProtectionDomain.ACCESS_REMOTE_WRITE)) {
-                completeSend(wrId, op, REM_ACCESS_ERR, 0);
-                toError(true);
-                return DONE;
-            }
-            rBuf.put(rIndex, m.view, offset, length);
+            rst = responder.write(m, offset, length, raddr, rkey);
         } else {
-            if (initiatorDepth == 0) {
-                completeSend(wrId, op, REM_INV_REQ_ERR, 0);
-                toError(true);
-                return DONE;
-            }
-            if (!resolve(rkey, raddr, true, length, ProtectionDomain.ACCESS_REMOTE_READ)) {
-                completeSend(wrId, op, REM_ACCESS_ERR, 0);
-                toError(true);
-                return DONE;
-            }
-            m.view.put(offset, rBuf, rIndex, length);
+            rst = initiatorDepth == 0 ? REM_INV_REQ_ERR : responder.read(m, offset, length, raddr, rkey);
+        }
+        if (rst != SUCCESS) {
+            completeSend(wrId, op, rst, 0);
+            toError(true);
+            return DONE;
         }
         if (signaled) {
             completeSend(wrId, op, SUCCESS, length);
@@ -542,81 +407,6 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
             unretired++;
         }
         return DONE;
-    }
-
-    /**
-     * The checks a responder makes on (key, address or offset, length) against the peer's registry: the key and its
-     * generation, the PD of the peer's QP, the access flags, the bounds. On success rBuf/rIndex name the bytes.
-     */
-    private boolean resolve(int key, long where, boolean byAddress, int length, int need) {
-        int slot = key >>> 8;
-        if (slot <= 0 || slot >= SoftDevice.SLOTS) {
-            return false;
-        }
-        ByteBuffer reg = peer.registry;
-        int o = SoftDevice.REG_HEADER + slot * SoftDevice.SLOT_SIZE;
-        if ((int) INT.getAcquire(reg, o + SoftDevice.S_STATE) != key) {
-            return false;
-        }
-        long serial = (long) LONG.get(reg, o + SoftDevice.S_SERIAL);
-        long base = (long) LONG.get(reg, o + SoftDevice.S_BASE);
-        long len = (long) LONG.get(reg, o + SoftDevice.S_LENGTH);
-        long fileId = (long) LONG.get(reg, o + SoftDevice.S_FILE);
-        long fileOffset = (long) LONG.get(reg, o + SoftDevice.S_FILE_OFF);
-        int access = (int) INT.get(reg, o + SoftDevice.S_ACCESS);
-        int regionPd = (int) INT.get(reg, o + SoftDevice.S_PD);
-        VarHandle.acquireFence();
-        if ((int) INT.getOpaque(reg, o + SoftDevice.S_STATE) != key || (access & need) != need || regionPd != peerPd) {
-            return false;
-        }
-        long off = byAddress ? where - base : where;
-        if (off < 0 || length < 0 || off > len - length) {
-            return false;
-        }
-        SoftDevice.RegionView v = peer.views.get(slot);
-        if (v == null || v.serial() != serial) {
-            v = peer.map(slot, serial, fileId, fileOffset, len);
-            if (v == null) {
-                return false;
-            }
-        }
-        rBuf = v.buffer();
-        rIndex = (int) off;
-        return true;
-    }
-
-    /** Send with Invalidate at the responder: the key must be a valid region of the peer's PD. */
-    private boolean invalidate(int inv) {
-        int slot = inv >>> 8;
-        if (inv == -1 || slot <= 0 || slot >= SoftDevice.SLOTS) {
-            return false;
-        }
-        int o = SoftDevice.REG_HEADER + slot * SoftDevice.SLOT_SIZE;
-        return (int) INT.get(peer.registry, o + SoftDevice.S_PD) == peerPd
-                && INT.compareAndSet(peer.registry, o + SoftDevice.S_STATE, inv, 0);
-    }
-
-    /** Consumes the next posted receive of the ring in {@code b} into tk*; false if none. */
-    private boolean take(ByteBuffer b, int mask) {
-        for (; ; ) {
-            long head = (long) LONG.getVolatile(b, H_RQ_HEAD);
-            long tail = (long) LONG.getAcquire(b, H_RQ_TAIL);
-            if (head >= tail) {
-                return false;
-            }
-            int e = RQ_BASE + (int) (head & mask) * RQE;
-            long wrId = (long) LONG.get(b, e);
-            int key = (int) INT.get(b, e + 8);
-            int off = (int) INT.get(b, e + 12);
-            int len = (int) INT.get(b, e + 16);
-            if (LONG.compareAndSet(b, H_RQ_HEAD, head, head + 1)) {
-                tkWrId = wrId;
-                tkKey = key;
-                tkOffset = off;
-                tkLength = len;
-                return true;
-            }
-        }
     }
 
     // ---------------------------------------------------------------- completions
@@ -630,7 +420,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
     private void putOwn(long wrId, int op, int status, int length, int inv, boolean withInv, int retire) {
         int word = op | status << 4 | (withInv ? 1 << 12 : 0);
         boolean ok = sharedCq != null
-                ? put(
+                ? QueueFile.putCompletion(
                         ownCq,
                         RQ_BASE,
                         sharedCq.mask,
@@ -639,40 +429,9 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                         length,
                         inv,
                         retire)
-                : put(q, cqBase, cqMask, wrId, word, length, inv, retire);
+                : QueueFile.putCompletion(q, cqBase, cqMask, wrId, word, length, inv, retire);
         if (!ok) {
             toError(true); // CQ overrun: cannot happen within the posting limits
-        }
-    }
-
-    private void putPeer(long wrId, int op, int status, int length, int inv, boolean withInv) {
-        int word = op | status << 4 | (withInv ? 1 << 12 : 0) | pCqSlotBits;
-        if (!put(pCq, pCqBase, pCqMask, wrId, word, length, inv, 0)) {
-            toError(true);
-        }
-        wake(localPeer);
-    }
-
-    private static boolean put(ByteBuffer b, int base, int mask, long wrId, int word, int length, int inv, int retire) {
-        for (; ; ) {
-            long pos = (long) LONG.getVolatile(b, H_CQ_TAIL);
-            int cell = base + (int) (pos & mask) * CQE;
-            long seq = (long) LONG.getAcquire(b, cell);
-            if (seq == pos) {
-                if (LONG.compareAndSet(b, H_CQ_TAIL, pos, pos + 1)) {
-                    LONG.set(b, cell + 8, wrId);
-                    INT.set(b, cell + 16, word);
-                    INT.set(b, cell + 20, length);
-                    INT.set(b, cell + 24, inv);
-                    INT.set(b, cell + 28, retire);
-                    LONG.setRelease(b, cell, pos + 1);
-                    return true;
-                }
-            } else if (seq < pos) {
-                return false;
-            } else {
-                Thread.onSpinWait();
-            }
         }
     }
 
@@ -684,7 +443,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         if (sharedCq != null) {
             throw new IllegalStateException("this QP's completions are on its shared CQ");
         }
-        if (sqCount > 0) {
+        if (sq.count > 0) {
             progress();
         }
         if (st() == ERROR) {
@@ -697,13 +456,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
                 break;
             }
             WorkCompletion wc = out[n++];
-            int word = (int) INT.get(q, cell + 16);
-            wc.wrId = (long) LONG.get(q, cell + 8);
-            wc.opcode = OPCODES[word & 0xf];
-            wc.status = STATUSES[(word >>> 4) & 0xff];
-            wc.withInvalidate = (word & 1 << 12) != 0;
-            wc.byteLength = (int) INT.get(q, cell + 20);
-            wc.invalidatedRkey = (int) INT.get(q, cell + 24);
+            int word = QueueFile.readCompletion(q, cell, wc);
             wc.qpNumber = qpNumber;
             int retire = (int) INT.get(q, cell + 28);
             LONG.setRelease(q, cell, cqHead + cqCapacity);
@@ -722,18 +475,18 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
 
     /** In ERROR: the waiting sends and every posted receive complete with WR_FLUSH_ERR (owner thread). */
     private void flush() {
-        while (sqCount > 0) {
-            completeSend(sqWrId[sqHead], sqOp[sqHead], WR_FLUSH_ERR, 0);
-            dequeue();
+        while (sq.count > 0) {
+            completeSend(sq.wrId[sq.head], sq.op[sq.head], WR_FLUSH_ERR, 0);
+            sq.removeHead();
         }
-        while (srq == null && take(q, rqMask)) {
-            putOwn(tkWrId, OP_RECV, WR_FLUSH_ERR, 0, 0, false, 0);
+        while (srq == null && flushed.take(q, rqMask)) {
+            putOwn(flushed.wrId, OP_RECV, WR_FLUSH_ERR, 0, 0, false, 0);
         }
     }
 
     private boolean ready() {
         return (long) LONG.getAcquire(q, cqBase + (int) (cqHead & cqMask) * CQE) == cqHead + 1
-                || (st() == ERROR && (sqCount > 0 || (long) LONG.getVolatile(q, H_RQ_HEAD) < rqTail))
+                || (st() == ERROR && (sq.count > 0 || (long) LONG.getVolatile(q, H_RQ_HEAD) < rqTail))
                 || closed;
     }
 
@@ -748,10 +501,7 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         toError(false);
         closed = true;
         if (sharedCq != null) {
-            if (sqCount > 0) {
-                sharedCq.waitingQps--; // owner thread: the waiting sends are forgotten with the QP
-                sqCount = 0;
-            }
+            sq.forget(); // owner thread: the waiting sends are forgotten with the QP
             sharedCq.detach(cqSlot);
         }
         LIVE.remove(fileName);

@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 /**
- * A shared receive queue: the receive ring of a queue pair ({@link SoftQueuePair}'s layout: head at 64, tail at 128,
+ * A shared receive queue: the receive ring of a queue pair ({@link QueueFile}'s layout: head at 64, tail at 128,
  * 32-byte WQEs from 256) in a file of its own, {@code <pid>-s<n>}, with its capacity at offset 16. A QP created with
  * it has no ring of its own and names the file in its header, so a peer's sending thread maps this file at connect
  * and takes the next posted buffer from it (CAS on the head), whichever of our QPs it sends to. The owner publishes
@@ -43,19 +43,19 @@ final class SoftSharedReceiveQueue implements SharedReceiveQueue {
         String name = device.newFileName('s');
         this.fileNumber = Integer.parseInt(name.substring(name.lastIndexOf('s') + 1));
         this.path = device.file(name);
-        this.q = Shm.create(path, SoftQueuePair.RQ_BASE + (long) capacity * SoftQueuePair.RQE);
+        this.q = Shm.create(path, QueueFile.RQ_BASE + (long) capacity * QueueFile.RQE);
         INT.set(q, H_CAPACITY, capacity);
-        INT.setRelease(q, SoftQueuePair.H_MAGIC, MAGIC);
+        INT.setRelease(q, QueueFile.H_MAGIC, MAGIC);
     }
 
     /** Maps a peer's SRQ file {@code <pid>-s<n>} and checks it; returns the mapping (its capacity at 16). Cold path. */
     static ByteBuffer map(SoftDevice device, long pid, int fileNumber) throws IOException {
         Path p = device.file(pid + "-s" + fileNumber);
         ByteBuffer b = Shm.open(p);
-        int cap = b.capacity() >= SoftQueuePair.RQ_BASE ? (int) INT.getAcquire(b, H_CAPACITY) : 0;
-        if ((int) INT.getAcquire(b, SoftQueuePair.H_MAGIC) != MAGIC
+        int cap = b.capacity() >= QueueFile.RQ_BASE ? (int) INT.getAcquire(b, H_CAPACITY) : 0;
+        if ((int) INT.getAcquire(b, QueueFile.H_MAGIC) != MAGIC
                 || Integer.bitCount(cap) != 1
-                || b.capacity() != SoftQueuePair.RQ_BASE + (long) cap * SoftQueuePair.RQE) {
+                || b.capacity() != QueueFile.RQ_BASE + (long) cap * QueueFile.RQE) {
             throw new IOException("software RNIC: " + p + " is not a shared receive queue");
         }
         return b;
@@ -63,22 +63,17 @@ final class SoftSharedReceiveQueue implements SharedReceiveQueue {
 
     @Override
     public boolean postRecv(long wrId, MemoryRegion region, int offset, int length) {
-        if (closed || tail - (long) LONG.getVolatile(q, SoftQueuePair.H_RQ_HEAD) >= capacity) {
+        if (closed || tail - (long) LONG.getVolatile(q, QueueFile.H_RQ_HEAD) >= capacity) {
             return false;
         }
-        int e = SoftQueuePair.RQ_BASE + (int) (tail & mask) * SoftQueuePair.RQE;
-        LONG.set(q, e, wrId);
-        int key = region instanceof SoftMemoryRegion m && m.device == device ? m.key : 0;
-        INT.set(q, e + 8, key);
-        INT.set(q, e + 12, offset);
-        INT.set(q, e + 16, length);
-        LONG.setRelease(q, SoftQueuePair.H_RQ_TAIL, ++tail);
+        QueueFile.postReceive(q, tail, mask, device, wrId, region, offset, length);
+        tail++;
         return true;
     }
 
     /** Buffers posted and not yet taken by a sender. */
     int posted() {
-        return (int) (tail - (long) LONG.getVolatile(q, SoftQueuePair.H_RQ_HEAD));
+        return (int) (tail - (long) LONG.getVolatile(q, QueueFile.H_RQ_HEAD));
     }
 
     @Override

@@ -20,6 +20,8 @@ import java.time.Duration;
  */
 final class DisniCompletionQueue implements CompletionQueue {
     private static final int MAX_POLL = 32;
+    /** ibv_wc_flags' IBV_WC_WITH_INV. */
+    static final int IBV_WC_WITH_INV = 1 << 3;
 
     private final RdmaVerbs verbs;
     final IbvCompChannel channel;
@@ -76,14 +78,55 @@ final class DisniCompletionQueue implements CompletionQueue {
 
     private void convert(IbvWC wc, WorkCompletion out) {
         out.wrId = wc.getWr_id();
-        out.status = DisniConnection.status(wc.getStatus());
-        out.opcode = DisniConnection.opcode(wc.getOpcode());
+        out.status = status(wc.getStatus());
+        out.opcode = opcode(wc.getOpcode());
         out.byteLength = wc.getByte_len();
-        out.withInvalidate = (wc.getWc_flags() & DisniConnection.IBV_WC_WITH_INV) != 0;
+        out.withInvalidate = (wc.getWc_flags() & IBV_WC_WITH_INV) != 0;
         out.invalidatedRkey = out.withInvalidate ? wc.getImm_data() : 0;
         out.qpNumber = wc.getQp_num();
         if (out.status != WorkCompletion.Status.SUCCESS && owner != null) {
             owner.errorCompletion();
+        }
+    }
+
+    /** ibv_wc_status numbers (verbs.h). */
+    static WorkCompletion.Status status(int s) {
+        switch (s) {
+            case 0:
+                return WorkCompletion.Status.SUCCESS;
+            case 1:
+                return WorkCompletion.Status.LOC_LEN_ERR;
+            case 4:
+                return WorkCompletion.Status.LOC_PROT_ERR;
+            case 5:
+                return WorkCompletion.Status.WR_FLUSH_ERR;
+            case 9:
+                return WorkCompletion.Status.REM_INV_REQ_ERR;
+            case 10:
+                return WorkCompletion.Status.REM_ACCESS_ERR;
+            case 12:
+                return WorkCompletion.Status.RETRY_EXC_ERR;
+            case 13:
+                return WorkCompletion.Status.RNR_RETRY_EXC_ERR;
+            default:
+                return WorkCompletion.Status.GENERAL_ERR;
+        }
+    }
+
+    /**
+     * ibv_wc_opcode numbers. On error completions the device need not set the opcode (verbs man page); whatever it
+     * reported is mapped, anything unknown becomes SEND for send-queue values and RECV for 128 and above.
+     */
+    static WorkCompletion.Opcode opcode(int o) {
+        switch (o) {
+            case 0:
+                return WorkCompletion.Opcode.SEND;
+            case 1:
+                return WorkCompletion.Opcode.RDMA_WRITE;
+            case 2:
+                return WorkCompletion.Opcode.RDMA_READ;
+            default:
+                return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
         }
     }
 

@@ -3,12 +3,7 @@ package io.nvmeof.transport.rdma.disni.impl;
 import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
-import com.ibm.disni.verbs.IbvRecvWR;
-import com.ibm.disni.verbs.IbvSendWR;
-import com.ibm.disni.verbs.IbvSge;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.SVCPostRecv;
-import com.ibm.disni.verbs.SVCPostSend;
 import com.ibm.disni.verbs.impl.NatObject;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
@@ -20,28 +15,18 @@ import io.nvmeof.transport.rdma.verbs.WorkCompletion;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.LinkedList;
-import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One RC connection: its QP (created by DiSNI's {@code RdmaCm.createQP} on the CM id), one CQ with a completion
- * channel, and the PD of its device. Work requests go through DiSNI's stateful verb calls: one prepared
- * {@link SVCPostSend} per opcode (Send, RDMA Write, RDMA Read) whose wr_id, flags, segment and remote address are
- * rewritten in place before each post, prepared {@link SVCPostRecv}s cached by wr_id. Completions go to a
+ * channel, and the PD of its device. Work requests go through DiSNI's stateful verb calls, which it owns and frees at
+ * close: one prepared {@link DisniSendCall} per opcode (Send, RDMA Write, RDMA Read) rewritten in place before each
+ * post, prepared receives cached by wr_id ({@link DisniRecvCalls}). Completions go to a
  * {@link DisniCompletionQueue}: the connection's own (then this object is also its completion queue) or one shared
  * with other connections of the device (a target poll group's).
  */
 final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueue, DisniVerbs.Endpoint {
-    private static final int IBV_WR_RDMA_WRITE = 0;
-    private static final int IBV_WR_SEND = 2;
-    private static final int IBV_WR_RDMA_READ = 4;
-    /** rdma-core's IBV_WR_SEND_WITH_INV (DiSNI 2.1 has no constant; its imm_data slot is the invalidate_rkey union). */
-    private static final int IBV_WR_SEND_WITH_INV = 9;
-
-    static final int IBV_WC_WITH_INV = 1 << 3;
-
     private final DisniVerbs provider;
     private final RdmaCmId id;
     private final DisniProtectionDomain pd;
@@ -52,10 +37,10 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     private final boolean sharedCq;
     private final IbvQP qp;
     private final int qpNumber;
-    private final Post send;
-    private final Post write;
-    private final Post read;
-    private final RecvCache recvs;
+    private final DisniSendCall send;
+    private final DisniSendCall write;
+    private final DisniSendCall read;
+    private final DisniRecvCalls recvs;
     private final CopyOnWriteArrayList<Runnable> disconnectListeners = new CopyOnWriteArrayList<>();
     private volatile BlockingQueue<Integer> cmEventSink;
     private volatile State state = State.INIT;
@@ -112,10 +97,10 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         this.sharedCq = shared != null;
         this.qp = q;
         this.qpNumber = q.getQp_num();
-        this.send = new Post(IBV_WR_SEND, 0);
-        this.write = new Post(IBV_WR_RDMA_WRITE, 0);
-        this.read = new Post(IBV_WR_RDMA_READ, 0);
-        this.recvs = new RecvCache(attrs.maxRecvWr());
+        this.send = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_SEND, 0);
+        this.write = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_RDMA_WRITE, 0);
+        this.read = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_RDMA_READ, 0);
+        this.recvs = new DisniRecvCalls(provider.verbs, q, attrs.maxRecvWr());
     }
 
     long contextId() {
@@ -302,21 +287,21 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
 
     @Override
     public boolean postSend(long wrId, MemoryRegion region, int offset, int length, boolean signaled) {
-        return send.post(wrId, region, offset, length, 0, 0, signaled);
+        return post(send, wrId, region, offset, length, 0, 0, signaled);
     }
 
     @Override
     public boolean postSendWithInvalidate(
             long wrId, MemoryRegion region, int offset, int length, int rkeyToInvalidate, boolean signaled) {
         // DiSNI 2.1 cannot rewrite imm_data/invalidate_rkey in a prepared call: one call per post
-        Post p;
+        DisniSendCall p;
         try {
-            p = new Post(IBV_WR_SEND_WITH_INV, rkeyToInvalidate);
+            p = new DisniSendCall(provider.verbs, qp, DisniSendCall.IBV_WR_SEND_WITH_INV, rkeyToInvalidate);
         } catch (IOException e) {
             return false;
         }
         try {
-            return p.post(wrId, region, offset, length, 0, 0, signaled);
+            return post(p, wrId, region, offset, length, 0, 0, signaled);
         } finally {
             p.free();
         }
@@ -325,137 +310,26 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     @Override
     public boolean postWrite(
             long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey, boolean signaled) {
-        return write.post(wrId, region, offset, length, remoteAddress, rkey, signaled);
+        return post(write, wrId, region, offset, length, remoteAddress, rkey, signaled);
     }
 
     @Override
     public boolean postRead(long wrId, MemoryRegion region, int offset, int length, long remoteAddress, int rkey) {
-        return read.post(wrId, region, offset, length, remoteAddress, rkey, true);
+        return post(read, wrId, region, offset, length, remoteAddress, rkey, true);
     }
 
-    /** A prepared one-segment send work request (DiSNI SVCPostSend) rewritten in place for each post. */
-    private final class Post {
-        private final SVCPostSend call;
-        private final SVCPostSend.SendWRMod wr;
-        private final SVCPostSend.SgeMod sge;
-        private final SVCPostSend.RdmaMod rdma;
-
-        Post(int opcode, int immOrInvalidateRkey) throws IOException {
-            IbvSendWR w = new IbvSendWR();
-            w.setOpcode(opcode);
-            w.setImm_data(immOrInvalidateRkey);
-            LinkedList<IbvSge> sges = new LinkedList<>();
-            sges.add(new IbvSge());
-            w.setSg_list(sges);
-            w.setNum_sge(1);
-            call = provider.verbs.postSend(qp, List.of(w), null);
-            wr = call.getWrMod(0);
-            sge = wr.getSgeMod(0);
-            rdma = wr.getRdmaMod();
-        }
-
-        boolean post(
-                long wrId,
-                MemoryRegion region,
-                int offset,
-                int length,
-                long remoteAddress,
-                int rkey,
-                boolean signaled) {
-            if (closed) {
-                return false;
-            }
-            wr.setWr_id(wrId);
-            wr.setSend_flags(signaled ? IbvSendWR.IBV_SEND_SIGNALED : 0);
-            sge.setAddr(region.address() + offset);
-            sge.setLength(length);
-            sge.setLkey(region.lkey());
-            rdma.setRemote_addr(remoteAddress);
-            rdma.setRkey(rkey);
-            try {
-                call.execute();
-                return true;
-            } catch (IOException e) {
-                return false;
-            }
-        }
-
-        void free() {
-            call.free();
-        }
+    /** Posts through a prepared call, unless the connection is closed. */
+    private boolean post(
+            DisniSendCall call,
+            long wrId,
+            MemoryRegion region,
+            int offset,
+            int length,
+            long remoteAddress,
+            int rkey,
+            boolean signaled) {
+        return !closed && call.post(wrId, region, offset, length, remoteAddress, rkey, signaled);
     }
-
-    /**
-     * Prepared receive calls by wr_id (DiSNI 2.1 cannot rewrite a prepared receive): NVMe/RDMA re-posts the same
-     * buffers under the same wr_ids, so steady state allocates nothing. Open addressing; cleared when half full.
-     */
-    private final class RecvCache {
-        private final long[] keys;
-        private final Entry[] entries;
-        private int size;
-
-        RecvCache(int maxRecvWr) {
-            int cap = Integer.highestOneBit(Math.max(64, maxRecvWr * 4) - 1) << 1;
-            keys = new long[cap];
-            entries = new Entry[cap];
-        }
-
-        SVCPostRecv get(long wrId, MemoryRegion region, int offset, int length) throws IOException {
-            int mask = keys.length - 1;
-            int i = (int) (mix(wrId) & mask);
-            while (entries[i] != null) {
-                Entry e = entries[i];
-                if (keys[i] == wrId) {
-                    if (e.region == region && e.offset == offset && e.length == length) {
-                        return e.call;
-                    }
-                    e.call.free(); // same wr_id, other buffer: replace in place
-                    entries[i] = prepare(wrId, region, offset, length);
-                    return entries[i].call;
-                }
-                i = (i + 1) & mask;
-            }
-            if (size >= keys.length / 2) {
-                clear();
-                i = (int) (mix(wrId) & mask);
-            }
-            keys[i] = wrId;
-            entries[i] = prepare(wrId, region, offset, length);
-            size++;
-            return entries[i].call;
-        }
-
-        private Entry prepare(long wrId, MemoryRegion region, int offset, int length) throws IOException {
-            IbvRecvWR w = new IbvRecvWR();
-            w.setWr_id(wrId);
-            IbvSge s = new IbvSge();
-            s.setAddr(region.address() + offset);
-            s.setLength(length);
-            s.setLkey(region.lkey());
-            LinkedList<IbvSge> sges = new LinkedList<>();
-            sges.add(s);
-            w.setSg_list(sges);
-            w.setNum_sge(1);
-            return new Entry(region, offset, length, provider.verbs.postRecv(qp, List.of(w), null));
-        }
-
-        void clear() {
-            for (int i = 0; i < entries.length; i++) {
-                if (entries[i] != null) {
-                    entries[i].call.free();
-                    entries[i] = null;
-                }
-            }
-            size = 0;
-        }
-
-        private long mix(long k) {
-            k *= 0x9E3779B97F4A7C15L;
-            return k ^ (k >>> 29);
-        }
-    }
-
-    private record Entry(MemoryRegion region, int offset, int length, SVCPostRecv call) {}
 
     // ------------------------------------------------------------------------------------------------ completions
 
@@ -472,47 +346,6 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     /** Our own CQ saw an error completion: the QP is in the error state. */
     void errorCompletion() {
         state = State.ERROR;
-    }
-
-    /** ibv_wc_status numbers (verbs.h). */
-    static WorkCompletion.Status status(int s) {
-        switch (s) {
-            case 0:
-                return WorkCompletion.Status.SUCCESS;
-            case 1:
-                return WorkCompletion.Status.LOC_LEN_ERR;
-            case 4:
-                return WorkCompletion.Status.LOC_PROT_ERR;
-            case 5:
-                return WorkCompletion.Status.WR_FLUSH_ERR;
-            case 9:
-                return WorkCompletion.Status.REM_INV_REQ_ERR;
-            case 10:
-                return WorkCompletion.Status.REM_ACCESS_ERR;
-            case 12:
-                return WorkCompletion.Status.RETRY_EXC_ERR;
-            case 13:
-                return WorkCompletion.Status.RNR_RETRY_EXC_ERR;
-            default:
-                return WorkCompletion.Status.GENERAL_ERR;
-        }
-    }
-
-    /**
-     * ibv_wc_opcode numbers. On error completions the device need not set the opcode (verbs man page); whatever it
-     * reported is mapped, anything unknown becomes SEND for send-queue values and RECV for 128 and above.
-     */
-    static WorkCompletion.Opcode opcode(int o) {
-        switch (o) {
-            case 0:
-                return WorkCompletion.Opcode.SEND;
-            case 1:
-                return WorkCompletion.Opcode.RDMA_WRITE;
-            case 2:
-                return WorkCompletion.Opcode.RDMA_READ;
-            default:
-                return o >= 128 ? WorkCompletion.Opcode.RECV : WorkCompletion.Opcode.SEND;
-        }
     }
 
     @Override
