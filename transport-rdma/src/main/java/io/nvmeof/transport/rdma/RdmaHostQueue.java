@@ -478,12 +478,13 @@ public final class RdmaHostQueue implements HostQueue, Runnable {
 
     /** Closes the QP first (no more DMA into callers' buffers), then fails every command once, then the listener. */
     private void terminate() {
-        terminated = true;
         Throwable cause = fatal;
         if (cause == null && disconnected && !closeRequested) {
             cause = new IOException("controller at " + peer + " disconnected RDMA queue " + qid);
         }
+        // The cause first, then the volatile flag: an onClose on another thread that sees terminated also sees it.
         listenerCause = cause;
+        terminated = true;
         Throwable forCommands = cause != null ? cause : new IOException("queue " + qid + " to " + peer + " closed");
         try {
             conn.close();
