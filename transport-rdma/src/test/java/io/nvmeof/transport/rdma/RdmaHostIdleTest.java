@@ -5,17 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nvmeof.core.spi.HostQueueOptions;
-import io.nvmeof.core.spi.ListenerOptions;
-import io.nvmeof.transport.rdma.soft.SoftRdmaProvider;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -33,36 +25,16 @@ class RdmaHostIdleTest {
     private static final int IO_QUEUES = 4;
     private static final int IO_QUEUE_SIZE = 16;
 
-    private final RdmaTransport transport = new RdmaTransport(new SoftRdmaProvider());
-    private final FakeCore core = new FakeCore();
-    private RdmaTargetListener listener;
-    private final List<RdmaHostQueue> hostQueues = new ArrayList<>();
+    private SoftRdmaTarget target;
 
     @BeforeEach
     void listen() throws IOException {
-        ListenerOptions o =
-                new ListenerOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 4096, 1, false);
-        listener = (RdmaTargetListener) transport.listen(o, core);
-        core.attach(listener.memoryObserver());
+        target = new SoftRdmaTarget(1);
     }
 
     @AfterEach
     void close() {
-        for (RdmaHostQueue q : hostQueues) {
-            q.close();
-        }
-        listener.close();
-        core.detach();
-    }
-
-    private RdmaHostQueue connect(int qid, int size) throws Exception {
-        RdmaHostQueue q = (RdmaHostQueue) transport.connect(new HostQueueOptions(
-                listener.localAddress(), qid, size, qid == 0 ? 0 : 1, false, false, Duration.ofSeconds(10)));
-        hostQueues.add(q);
-        TestCommand c = TestCommand.connect(0, qid, size - 1);
-        q.submit(c);
-        assertEquals(0, c.status());
-        return q;
+        target.close();
     }
 
     /** A 4 KiB write then read back in the queue's own blocks, from this (another) thread: the queue must wake. */
@@ -95,20 +67,10 @@ class RdmaHostIdleTest {
                 threads.add(t);
             }
         }
-        assertEquals(hostQueues.size(), threads.size());
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        Thread.sleep(300);
-        long[] before = new long[threads.size()];
-        for (int i = 0; i < before.length; i++) {
-            before[i] = mx.getThreadCpuTime(threads.get(i).getId());
-        }
-        long t0 = System.nanoTime();
-        Thread.sleep(1000);
-        long wall = System.nanoTime() - t0;
-        long cpu = 0;
-        for (int i = 0; i < before.length; i++) {
-            cpu += mx.getThreadCpuTime(threads.get(i).getId()) - before[i];
-        }
+        assertEquals(target.hostQueues.size(), threads.size());
+        ThreadCpu window = ThreadCpu.over(threads, 300, 1000);
+        long cpu = window.totalCpuNanos();
+        long wall = window.wallNanos();
         assertTrue(
                 cpu < wall / 20,
                 threads.size() + " " + what + " used " + cpu / 1000 + " µs of CPU in " + wall / 1000 + " µs");
@@ -117,10 +79,8 @@ class RdmaHostIdleTest {
     private List<RdmaHostQueue> connectAll() throws Exception {
         List<RdmaHostQueue> ioQueues = new ArrayList<>();
         for (int c = 0; c < CONTROLLERS; c++) {
-            connect(0, 32);
-            for (int q = 1; q <= IO_QUEUES; q++) {
-                ioQueues.add(connect(q, IO_QUEUE_SIZE));
-            }
+            List<RdmaHostQueue> controller = target.controller(IO_QUEUES, IO_QUEUE_SIZE);
+            ioQueues.addAll(controller.subList(1, controller.size()));
         }
         return ioQueues;
     }
@@ -135,8 +95,8 @@ class RdmaHostIdleTest {
         for (int i = 0; i < ioQueues.size(); i++) {
             roundTrip(ioQueues.get(i), i, i);
         }
-        core.stallReads = true;
-        long base = core.added.get();
+        target.core.stallReads = true;
+        long base = target.core.added.get();
         List<TestCommand> held = new ArrayList<>();
         for (int i = 0; i < ioQueues.size(); i++) {
             TestCommand r = TestCommand.read(2, i * 8L, ByteBuffer.allocate(4096), 4096);
@@ -144,10 +104,10 @@ class RdmaHostIdleTest {
             held.add(r);
         }
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (core.added.get() < base + ioQueues.size() && System.nanoTime() < deadline) {
+        while (target.core.added.get() < base + ioQueues.size() && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
-        assertEquals(base + ioQueues.size(), core.added.get(), "the target holds one read per I/O queue");
+        assertEquals(base + ioQueues.size(), target.core.added.get(), "the target holds one read per I/O queue");
         assertIdle("host queue threads with a command outstanding");
         for (TestCommand r : held) {
             assertFalse(r.result.isDone(), "the target holds the read");

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.nvmeof.core.spi.HostQueueOptions;
-import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.transport.rdma.soft.SoftRdmaProvider;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -15,9 +13,6 @@ import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
@@ -46,10 +41,9 @@ class RdmaPollGroupTest {
     /** Small, so a buffer that is not given back shows: the later rounds would stall on receiver-not-ready. */
     private static final int SRQ_DEPTH = 64;
 
-    private final RdmaTransport transport = new RdmaTransport(new SoftRdmaProvider());
-    private final FakeCore core = new FakeCore();
+    private SoftRdmaTarget target;
+    private FakeCore core;
     private RdmaTargetListener listener;
-    private final List<RdmaHostQueue> hostQueues = new ArrayList<>();
     private ExecutorService pool;
 
     @BeforeAll
@@ -64,10 +58,9 @@ class RdmaPollGroupTest {
 
     @BeforeEach
     void listen() throws IOException {
-        ListenerOptions o =
-                new ListenerOptions(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 4096, 2, false);
-        listener = (RdmaTargetListener) transport.listen(o, core);
-        core.attach(listener.memoryObserver());
+        target = new SoftRdmaTarget(2);
+        core = target.core;
+        listener = target.listener;
         pool = Executors.newFixedThreadPool(8);
     }
 
@@ -75,31 +68,12 @@ class RdmaPollGroupTest {
     void close() throws InterruptedException {
         pool.shutdownNow();
         pool.awaitTermination(10, TimeUnit.SECONDS);
-        for (RdmaHostQueue q : hostQueues) {
-            q.close();
-        }
-        listener.close();
-        core.detach();
+        target.close();
     }
 
-    private RdmaHostQueue connect(int qid, int size) throws Exception {
-        RdmaHostQueue q = (RdmaHostQueue) transport.connect(new HostQueueOptions(
-                listener.localAddress(), qid, size, qid == 0 ? 0 : 1, false, false, Duration.ofSeconds(10)));
-        hostQueues.add(q);
-        TestCommand c = TestCommand.connect(0, qid, size - 1);
-        q.submit(c);
-        assertEquals(0, c.status());
-        return q;
-    }
-
-    /** Controller {@code c}: its admin queue, then its I/O queues (index 0 is the admin queue). */
+    /** A controller: its admin queue, then its I/O queues (index 0 is the admin queue). */
     private List<RdmaHostQueue> controller() throws Exception {
-        List<RdmaHostQueue> qs = new ArrayList<>();
-        qs.add(connect(0, 32));
-        for (int q = 1; q <= IO_QUEUES; q++) {
-            qs.add(connect(q, IO_QUEUE_SIZE));
-        }
-        return qs;
+        return target.controller(IO_QUEUES, IO_QUEUE_SIZE);
     }
 
     private List<Thread> threads(String prefix) {
@@ -222,7 +196,7 @@ class RdmaPollGroupTest {
         // The rest still work, with every SRQ buffer back in circulation (64 per group would run out otherwise).
         ioOnAll(io.subList(4 * IO_QUEUES, io.size()), index.subList(4 * IO_QUEUES, io.size()), 40, 3);
 
-        for (RdmaHostQueue q : hostQueues) {
+        for (RdmaHostQueue q : target.hostQueues) {
             q.close();
         }
         RdmaLoopbackTest.waitFor(() -> listener.openQueues() == 0, "every queue closed");
@@ -271,18 +245,12 @@ class RdmaPollGroupTest {
         io(controllers.get(0).get(1), 0, 2, 7);
         List<Thread> groupThreads = threads("nvme-rdma-pg");
         assertEquals(2, groupThreads.size());
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        Thread.sleep(300); // past the spin window (200 µs by default) and any work
-        long[] before = new long[groupThreads.size()];
-        for (int i = 0; i < before.length; i++) {
-            before[i] = mx.getThreadCpuTime(groupThreads.get(i).getId());
-        }
-        long t0 = System.nanoTime();
-        Thread.sleep(1000);
-        long wall = System.nanoTime() - t0;
-        for (int i = 0; i < before.length; i++) {
+        // 300 ms to settle: past the spin window (200 µs by default) and any work.
+        ThreadCpu window = ThreadCpu.over(groupThreads, 300, 1000);
+        long wall = window.wallNanos();
+        for (int i = 0; i < groupThreads.size(); i++) {
             Thread t = groupThreads.get(i);
-            long cpu = mx.getThreadCpuTime(t.getId()) - before[i];
+            long cpu = window.cpuNanos()[i];
             // A spinning thread would use most of the wall time; a sleeping one wakes ~1000 times a second for a few
             // microseconds. The bound only tells the two apart (not a speed assertion).
             assertTrue(
