@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import static io.nvmeof.initiator.Await.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -19,9 +20,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,7 +42,7 @@ class DhchapReconnectTest {
     NvmeofTargetExtension target =
             NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build(); // one per test
 
-    private final List<ControllerStateEvent> events = new CopyOnWriteArrayList<>();
+    private final StateEventLog events = new StateEventLog();
     /** Authentication Send commands seen by the proxy, by QID. */
     private final Map<Integer, AtomicInteger> authSends = new ConcurrentHashMap<>();
 
@@ -62,7 +61,7 @@ class DhchapReconnectTest {
             throws NvmeException {
         String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?hostnqn=" + HOST + "&" + options;
         ConnectOptions.Builder b =
-                ConnectOptions.builder().connectTimeout(Duration.ofSeconds(2)).stateListener(events::add);
+                ConnectOptions.builder().connectTimeout(Duration.ofSeconds(2)).stateListener(events);
         if (host != null) {
             b.dhchapSecret(host.encode());
         }
@@ -84,26 +83,6 @@ class DhchapReconnectTest {
     private int authSends(int qid) {
         AtomicInteger n = authSends.get(qid);
         return n == null ? 0 : n.get();
-    }
-
-    private static void waitFor(String what, long millis, BooleanSupplier condition) throws InterruptedException {
-        long end = System.currentTimeMillis() + millis;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > end) {
-                throw new AssertionError("not within " + millis + " ms: " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
-    private int reconnectedEvents() {
-        int n = 0;
-        for (ControllerStateEvent e : events) {
-            if (e.previous() == ControllerState.RECONNECTING && e.state() == ControllerState.LIVE) {
-                n++;
-            }
-        }
-        return n;
     }
 
     @Test
@@ -150,7 +129,7 @@ class DhchapReconnectTest {
             Thread.sleep(300);
             countAuthSends(proxy); // from the cut on: only the reconnect's exchanges
             proxy.cutConnections();
-            waitFor("LIVE again", 20_000, () -> reconnectedEvents() > 0);
+            waitFor("LIVE again", 20_000, () -> events.reconnects() > 0);
             long opsAfter = w.ops();
             waitFor("I/O flowing again", 10_000, () -> w.ops() > opsAfter + 50);
             assertTrue(w.stop(30_000), "a workload call hung");
@@ -207,7 +186,7 @@ class DhchapReconnectTest {
             assertThrows(
                     NvmeControllerLostException.class,
                     () -> c.namespace().write(0, 1, ByteBuffer.allocateDirect(4096)));
-            ControllerStateEvent last = events.get(events.size() - 1);
+            ControllerStateEvent last = events.last();
             assertEquals(ControllerState.FAILED, last.state());
             assertEquals(ControllerState.RECONNECTING, last.previous());
         }

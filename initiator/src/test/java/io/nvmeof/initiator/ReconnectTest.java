@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import static io.nvmeof.initiator.Await.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -11,13 +12,11 @@ import io.nvmeof.testsupport.NvmeofTargetExtension;
 import io.nvmeof.testsupport.TcpProxy;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -33,7 +32,7 @@ class ReconnectTest {
     NvmeofTargetExtension target =
             NvmeofTargetExtension.builder().namespace("64M").blockSize(4096).build(); // one per test
 
-    private final List<ControllerStateEvent> events = new CopyOnWriteArrayList<>();
+    private final StateEventLog events = new StateEventLog();
 
     private Controller connect(TcpProxy proxy, String options) throws NvmeException {
         String uri = "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn() + "?" + options;
@@ -41,36 +40,8 @@ class ReconnectTest {
                 NvmeUri.parse(uri),
                 ConnectOptions.builder()
                         .connectTimeout(Duration.ofSeconds(2))
-                        .stateListener(events::add)
+                        .stateListener(events)
                         .build());
-    }
-
-    private List<ControllerState> states() {
-        List<ControllerState> s = new ArrayList<>();
-        for (ControllerStateEvent e : events) {
-            s.add(e.state());
-        }
-        return s;
-    }
-
-    private static void waitFor(String what, long millis, BooleanSupplier condition) throws InterruptedException {
-        long end = System.currentTimeMillis() + millis;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > end) {
-                throw new AssertionError("not within " + millis + " ms: " + what);
-            }
-            Thread.sleep(10);
-        }
-    }
-
-    private int reconnectedEvents() {
-        int n = 0;
-        for (ControllerStateEvent e : events) {
-            if (e.previous() == ControllerState.RECONNECTING && e.state() == ControllerState.LIVE) {
-                n++;
-            }
-        }
-        return n;
     }
 
     /** Runs the workload around {@code fault}, waits for the reconnect, then checks everything. */
@@ -78,16 +49,16 @@ class ReconnectTest {
         VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
         Thread.sleep(300);
         fault.run();
-        waitFor("RECONNECTING", 15_000, () -> c.state() == ControllerState.RECONNECTING || reconnectedEvents() > 0);
+        waitFor("RECONNECTING", 15_000, () -> c.state() == ControllerState.RECONNECTING || events.reconnects() > 0);
         heal.run();
-        waitFor("LIVE again", 20_000, () -> reconnectedEvents() > 0);
+        waitFor("LIVE again", 20_000, () -> events.reconnects() > 0);
         long opsAfter = w.ops();
         waitFor("I/O flowing again", 10_000, () -> w.ops() > opsAfter + 50);
         assertTrue(w.stop(30_000), "a workload call hung");
         assertEquals(List.of(), w.failures(), "every command was retried");
         assertEquals(List.of(), w.verifyAll(), "every acknowledged write reads back");
         assertTrue(c.reconnectCount() >= 1);
-        List<ControllerState> s = states();
+        List<ControllerState> s = events.states();
         assertEquals(ControllerState.CONNECTING, s.get(0), s.toString());
         assertEquals(ControllerState.LIVE, s.get(1), s.toString());
         assertEquals(ControllerState.RECONNECTING, s.get(2), s.toString());
@@ -208,8 +179,8 @@ class ReconnectTest {
             assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before) < 500, "at once");
             assertTrue(later.getMessage().contains("ctrl_loss_tmo"), later.getMessage());
             assertInstanceOf(NvmeControllerLostException.class, c.failure());
-            assertEquals(ControllerState.FAILED, states().get(states().size() - 1));
-            assertTrue(states().contains(ControllerState.RECONNECTING));
+            assertEquals(ControllerState.FAILED, events.last().state());
+            assertTrue(events.states().contains(ControllerState.RECONNECTING));
         }
     }
 
@@ -302,7 +273,7 @@ class ReconnectTest {
             assertTrue(!parked.isDone(), "waits for the reconnect");
             c.close();
             assertInstanceOf(NvmeTransportException.class, failureOf(parked));
-            waitFor("DELETED told", 5_000, () -> states().contains(ControllerState.DELETED));
+            waitFor("DELETED told", 5_000, () -> events.states().contains(ControllerState.DELETED));
             assertSame(ControllerState.DELETED, c.state());
         }
     }

@@ -1,5 +1,6 @@
 package io.nvmeof.initiator;
 
+import static io.nvmeof.initiator.Await.waitFor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -30,8 +31,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -220,7 +219,7 @@ class TlsAuthTest {
 
     @Test
     void aConnectionCutMidIoReconnectsWithANewHandshakeAndAuthentication() throws Exception {
-        List<ControllerStateEvent> events = new CopyOnWriteArrayList<>();
+        StateEventLog events = new StateEventLog();
         try (TcpProxy proxy = TcpProxy.start(new InetSocketAddress("127.0.0.1", port));
                 Controller c = Nvme.connect(
                         NvmeUri.parse(uri(
@@ -231,13 +230,13 @@ class TlsAuthTest {
                                 "&depth=32&reconnect_delay=100ms&ctrl_loss_tmo=30")),
                         ConnectOptions.builder()
                                 .connectTimeout(Duration.ofSeconds(5))
-                                .stateListener(events::add)
+                                .stateListener(events)
                                 .build())) {
             int connectionsBefore = proxy.acceptedConnections();
             VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
             Thread.sleep(300);
             proxy.cutConnections();
-            waitFor("LIVE again", 30_000, () -> reconnected(events));
+            waitFor("LIVE again", 30_000, () -> events.reconnects() > 0);
             long opsAfter = w.ops();
             waitFor("I/O flowing again", 20_000, () -> w.ops() > opsAfter + 50);
             assertTrue(w.stop(30_000), "a workload call hung");
@@ -248,25 +247,6 @@ class TlsAuthTest {
             assertTrue(proxy.acceptedConnections() >= connectionsBefore + 3, "" + proxy.acceptedConnections());
             assertSame(ControllerState.LIVE, c.state());
             verifyIo(c.namespace());
-        }
-    }
-
-    private static boolean reconnected(List<ControllerStateEvent> events) {
-        for (ControllerStateEvent e : events) {
-            if (e.previous() == ControllerState.RECONNECTING && e.state() == ControllerState.LIVE) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static void waitFor(String what, long millis, BooleanSupplier condition) throws InterruptedException {
-        long end = System.currentTimeMillis() + millis;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > end) {
-                throw new AssertionError("not within " + millis + " ms: " + what);
-            }
-            Thread.sleep(10);
         }
     }
 }
