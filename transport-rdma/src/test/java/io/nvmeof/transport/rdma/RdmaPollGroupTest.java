@@ -76,17 +76,6 @@ class RdmaPollGroupTest {
         return target.controller(IO_QUEUES, IO_QUEUE_SIZE);
     }
 
-    private List<Thread> threads(String prefix) {
-        String suffix = "-" + listener.localAddress().getPort();
-        List<Thread> out = new ArrayList<>();
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith(prefix) && t.getName().endsWith(suffix) && t.isAlive()) {
-                out.add(t);
-            }
-        }
-        return out;
-    }
-
     /**
      * Writes then reads back {@code rounds} × 4 KiB (in the capsule) and 16 KiB (keyed, RDMA Read / Write) in the
      * queue's own 16 blocks, CIDs 0..IO_QUEUE_SIZE-1, byte for byte.
@@ -147,8 +136,8 @@ class RdmaPollGroupTest {
         int queues = CONTROLLERS * (1 + IO_QUEUES);
         assertEquals(queues, listener.openQueues());
 
-        assertEquals(2, threads("nvme-rdma-pg").size(), "the target serves " + queues + " queues on 2 threads");
-        assertEquals(0, threads("nvme-rdma-q").size(), "no thread per queue");
+        assertEquals(2, target.threads("nvme-rdma-pg").size(), "the target serves " + queues + " queues on 2 threads");
+        assertEquals(0, target.threads("nvme-rdma-q").size(), "no thread per queue");
         RdmaPollGroup[] groups = listener.pollGroups();
         assertEquals(2, groups.length);
         for (RdmaPollGroup g : groups) {
@@ -243,7 +232,7 @@ class RdmaPollGroupTest {
             controllers.add(controller());
         }
         io(controllers.get(0).get(1), 0, 2, 7);
-        List<Thread> groupThreads = threads("nvme-rdma-pg");
+        List<Thread> groupThreads = target.threads("nvme-rdma-pg");
         assertEquals(2, groupThreads.size());
         // 300 ms to settle: past the spin window (200 µs by default) and any work.
         ThreadCpu window = ThreadCpu.over(groupThreads, 300, 1000);
@@ -269,7 +258,7 @@ class RdmaPollGroupTest {
         List<RdmaHostQueue> c0 = controller();
         List<RdmaHostQueue> c1 = controller();
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        List<Thread> groupThreads = threads("nvme-rdma-pg");
+        List<Thread> groupThreads = target.threads("nvme-rdma-pg");
         assertEquals(2, groupThreads.size());
         int n = 1500;
         ioRounds(c0.get(1), c1.get(2), n); // warm up (JIT, pools, the core's tables)

@@ -24,7 +24,15 @@ final class SoftRdmaTarget implements AutoCloseable {
     /** Every host queue {@link #connect} opened, in order. */
     final List<RdmaHostQueue> hostQueues = new ArrayList<>();
 
+    private final Duration connectTimeout;
+
     SoftRdmaTarget(int pollGroups) throws IOException {
+        this(pollGroups, Duration.ofSeconds(10));
+    }
+
+    /** {@code connectTimeout}: how long each host queue's connect may take (longer for many queues on a busy box). */
+    SoftRdmaTarget(int pollGroups, Duration connectTimeout) throws IOException {
+        this.connectTimeout = connectTimeout;
         ListenerOptions o = new ListenerOptions(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 1, 128, 4096, pollGroups, false);
         listener = (RdmaTargetListener) transport.listen(o, core);
@@ -34,7 +42,7 @@ final class SoftRdmaTarget implements AutoCloseable {
     /** A host queue {@code qid} of {@code size} entries, connected with a Fabrics Connect the core accepts. */
     RdmaHostQueue connect(int qid, int size) throws Exception {
         RdmaHostQueue q = (RdmaHostQueue) transport.connect(new HostQueueOptions(
-                listener.localAddress(), qid, size, qid == 0 ? 0 : 1, false, false, Duration.ofSeconds(10)));
+                listener.localAddress(), qid, size, qid == 0 ? 0 : 1, false, false, connectTimeout));
         hostQueues.add(q);
         TestCommand c = TestCommand.connect(0, qid, size - 1);
         q.submit(c);
@@ -50,6 +58,18 @@ final class SoftRdmaTarget implements AutoCloseable {
             qs.add(connect(q, ioSize));
         }
         return qs;
+    }
+
+    /** The live target-side threads of this listener whose names start with {@code prefix}. */
+    List<Thread> threads(String prefix) {
+        String suffix = "-" + listener.localAddress().getPort();
+        List<Thread> out = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith(prefix) && t.getName().endsWith(suffix) && t.isAlive()) {
+                out.add(t);
+            }
+        }
+        return out;
     }
 
     @Override
