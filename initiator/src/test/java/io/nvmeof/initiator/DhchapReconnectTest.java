@@ -126,7 +126,7 @@ class DhchapReconnectTest {
                 Controller c = connect(proxy, "queues=2&depth=32&reconnect_delay=100ms&ctrl_loss_tmo=30", host, ctrl)) {
             assertEquals(2, c.ioQueueCount());
             VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
-            Thread.sleep(300);
+            waitFor("I/O flowing", 10_000, () -> w.ops() > 50);
             countAuthSends(proxy); // from the cut on: only the reconnect's exchanges
             proxy.cutConnections();
             waitFor("LIVE again", 20_000, () -> events.reconnects() > 0);
@@ -155,7 +155,7 @@ class DhchapReconnectTest {
         try (TcpProxy proxy = TcpProxy.start(target.address());
                 Controller c = connect(proxy, "queues=2&reconnect_delay=200ms&ctrl_loss_tmo=60", host, ctrl)) {
             VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 2, 256).start();
-            Thread.sleep(200);
+            waitFor("I/O flowing", 10_000, () -> w.ops() > 50);
             proxy.refuseConnections(true);
             proxy.cutConnections();
             waitFor("RECONNECTING", 5_000, () -> c.state() == ControllerState.RECONNECTING);

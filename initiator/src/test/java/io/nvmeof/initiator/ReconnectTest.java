@@ -47,7 +47,7 @@ class ReconnectTest {
     /** Runs the workload around {@code fault}, waits for the reconnect, then checks everything. */
     private void survives(Controller c, Runnable fault, Runnable heal) throws Exception {
         VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
-        Thread.sleep(300);
+        waitFor("I/O flowing", 10_000, () -> w.ops() > 50);
         fault.run();
         waitFor("RECONNECTING", 15_000, () -> c.state() == ControllerState.RECONNECTING || events.reconnects() > 0);
         heal.run();
@@ -159,7 +159,7 @@ class ReconnectTest {
         try (TcpProxy proxy = TcpProxy.start(target.address());
                 Controller c = connect(proxy, "queues=2&reconnect_delay=300ms&ctrl_loss_tmo=2")) {
             VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
-            Thread.sleep(200);
+            waitFor("I/O flowing", 10_000, () -> w.ops() > 50);
             proxy.refuseConnections(true);
             long lost = System.nanoTime();
             proxy.cutConnections();

@@ -234,7 +234,7 @@ class TlsAuthTest {
                                 .build())) {
             int connectionsBefore = proxy.acceptedConnections();
             VerifiedWorkload w = new VerifiedWorkload(c.namespace(), 4, 1024).start();
-            Thread.sleep(300);
+            waitFor("I/O flowing", 10_000, () -> w.ops() > 50);
             proxy.cutConnections();
             waitFor("LIVE again", 30_000, () -> events.reconnects() > 0);
             long opsAfter = w.ops();
