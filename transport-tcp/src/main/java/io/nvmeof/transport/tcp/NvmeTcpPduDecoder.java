@@ -96,7 +96,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private final int termReqType;
     private final CRC32C crc = new CRC32C();
     /** Reads the cumulation's memory for the data digest without a per-buffer NIO view. */
-    private final Crc32c.View crcView = new Crc32c.View();
+    private final DirectView crcView = new DirectView();
 
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();

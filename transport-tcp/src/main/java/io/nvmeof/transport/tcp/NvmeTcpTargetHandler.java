@@ -76,7 +76,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final NvmeTcpPduDecoder decoder;
     private final CRC32C crc = new CRC32C();
     /** Reads segment memory for the data digest without a per-source NIO view. */
-    private final Crc32c.View crcView = new Crc32c.View();
+    private final DirectView crcView = new DirectView();
 
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final Runnable flushTask = this::flushNow;
