@@ -3,6 +3,7 @@ package io.nvmeof.transport.tcp;
 import java.lang.reflect.Field;
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * One reusable direct {@link ByteBuffer} that is re-pointed (address and capacity, through {@code sun.misc.Unsafe},
@@ -46,8 +47,17 @@ public final class DirectView {
     }
 
     /** A duplicate owns no memory and no cleaner: pointing it elsewhere frees nothing. */
-    private final ByteBuffer view =
-            UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate();
+    private final ByteBuffer view;
+
+    /** A big-endian view (the byte order does not matter to a CRC or a bulk copy). */
+    public DirectView() {
+        this(ByteOrder.BIG_ENDIAN);
+    }
+
+    /** A view that reads multi-byte values in {@code order} (NVMe data structures are little-endian). */
+    public DirectView(ByteOrder order) {
+        view = UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate().order(order);
+    }
 
     /** True when {@link #at} works on this JVM. */
     public static boolean supported() {

@@ -41,7 +41,9 @@ import java.util.zip.CRC32C;
  *   <li>ICReq → ICResp: PFV 0, HPDA 0 required (else C2HTermReq FES 6); CPDA 0; DGST = what the host asked if
  *       digests are allowed, else 0; MAXH2CDATA {@value #MAX_H2C_DATA} (nvmeof-protocol.md §5.4, §7.7).</li>
  *   <li>CapsuleCmd → a free {@link TcpTargetRequest} slot (CID-independent; its index is the TTAG), SQE copied in,
- *       SGL checked (nvmeof-protocol.md §1.3, §5.10), in-capsule data copied into a pooled buffer, then {@link QueueHandler#onCommand}.</li>
+ *       SGL checked (nvmeof-protocol.md §1.3, §5.10), in-capsule data kept in the PDU's own buffer (the slot takes
+ *       its reference; a copy into a pooled buffer only when that memory has no address), then
+ *       {@link QueueHandler#onCommand}.</li>
  *   <li>{@code receiveData}: in-capsule → the receiver at once; else one R2T for the whole length and H2CData
  *       collected in order (TTAG, CCCID, DATAO, LAST_PDU checked; faults → C2HTermReq) (nvmeof-protocol.md §5.10).</li>
  *   <li>{@code complete}: one C2HData (DATAO 0, LAST_PDU, data digest over all segments) whose data are the core's
@@ -370,7 +372,9 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 status = 0;
             }
             r.transportStatus(status);
-            if (status == 0) {
+            // In place when the capsule is contiguous native memory: the slot takes the PDU's buffer reference and
+            // releases it at recycle. Else (heap, composite, no DirectView on this JVM) a copy into a pooled buffer.
+            if (status == 0 && !r.keepInCapsuleData(pdu)) {
                 r.data = dataPool.take(inCapsuleBytes);
                 r.data.buf.setBytes(0, pdu.buffer(), pdu.dataIndex(), inCapsuleBytes);
             }
