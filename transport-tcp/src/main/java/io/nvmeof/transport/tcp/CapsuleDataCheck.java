@@ -57,7 +57,7 @@ final class CapsuleDataCheck {
                 status = 0;
             }
             r.transportStatus(status);
-            if (status == 0 && !r.keepInCapsuleData(pdu)) {
+            if (status == 0 && !r.keepPduData(pdu)) {
                 r.data = dataPool.take(inCapsuleBytes);
                 r.data.buf.setBytes(0, pdu.buffer(), pdu.dataIndex(), inCapsuleBytes);
             }

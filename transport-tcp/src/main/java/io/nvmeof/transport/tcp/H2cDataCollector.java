@@ -7,7 +7,7 @@ import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
 /**
  * Checks an H2CData PDU against the slot its TTAG names, as nvmet does (CCCID, DATAO = bytes so far, the end within
  * the transfer, LAST_PDU exactly on the last one; nvmeof-protocol.md §5.6, §5.10), and puts its data where the
- * command will read it. One per connection, used on its event loop; after a failed check {@link #fes()},
+ * command will read it: in place when one PDU carries the whole transfer, else copied into the pooled buffer. One per connection, used on its event loop; after a failed check {@link #fes()},
  * {@link #fei()} and {@link #fault()} say why (the caller answers with a C2HTermReq).
  */
 final class H2cDataCollector {
@@ -16,11 +16,14 @@ final class H2cDataCollector {
     private String fault;
 
     /**
-     * Takes one H2CData for {@code r} (which awaits data): false, with the reason set, if a header field is wrong.
+     * Takes one H2CData for {@code r} (which awaits data, in its buffer from {@code dataPool}): false, with the
+     * reason set, if a header field is wrong. Data that comes in one PDU for the whole transfer (DATAO 0, LAST_PDU)
+     * is used where the decoder put it if that memory has an address (the slot takes the PDU's buffer reference and
+     * the pooled buffer goes back at once); otherwise each PDU's data is copied into the pooled buffer.
      * A PDU with a bad data digest is consumed and remembered: the command fails with Data Transfer Error when its
      * last PDU is in (nvmeof-protocol.md §5.8).
      */
-    boolean accept(TcpTargetRequest r, H2cDataPdu h, NvmeTcpPdu pdu) {
+    boolean accept(TcpTargetRequest r, H2cDataPdu h, NvmeTcpPdu pdu, DataBufferPool dataPool) {
         if (h.cccid() != r.cid()) {
             return fail(
                     FES_INVALID_HEADER_FIELD,
@@ -51,7 +54,13 @@ final class H2cDataCollector {
                             + " LAST_PDU (CID " + r.cid() + ")");
         }
         if (pdu.dataDigestValid()) {
-            r.data.buf.setBytes((int) datao, pdu.buffer(), pdu.dataIndex(), datal);
+            if (datao == 0 && last && r.keepPduData(pdu)) {
+                // The whole transfer in one PDU, used in place: the buffer taken for it goes back unused.
+                dataPool.giveBack(r.data);
+                r.data = null;
+            } else {
+                r.data.buf.setBytes((int) datao, pdu.buffer(), pdu.dataIndex(), datal);
+            }
         } else {
             r.dataDigestError = true; // keep consuming; the command fails when its last PDU is in
         }

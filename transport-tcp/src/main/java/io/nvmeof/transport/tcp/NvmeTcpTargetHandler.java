@@ -347,7 +347,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                     "H2CData for TTAG " + ttag + ", which awaits no data");
             return;
         }
-        if (!h2cDataIn.accept(r, h, pdu)) {
+        if (!h2cDataIn.accept(r, h, pdu, dataPool)) {
             fault(pdu, h2cDataIn.fes(), h2cDataIn.fei(), h2cDataIn.fault());
             return;
         }

@@ -29,7 +29,7 @@ final class TcpTargetRequest extends TargetRequestBase {
     DataBufferPool.Entry data;
 
     /**
-     * The CapsuleCmd PDU buffer (a slice of the decoder's cumulation) whose in-capsule data this command uses in
+     * The CapsuleCmd or H2CData PDU buffer (a slice of the decoder's cumulation) whose data this command uses in
      * place, or null. This slot owns that reference and releases it once, in {@link #recycle}.
      */
     private ByteBuf capsule;
@@ -64,12 +64,13 @@ final class TcpTargetRequest extends TargetRequestBase {
     }
 
     /**
-     * Keeps the in-capsule data of {@code pdu} where the decoder put it, if that is one contiguous piece of native
-     * memory: takes the PDU's buffer reference ({@link NvmeTcpPdu#takeBuffer}) and points this slot's view at the
-     * data bytes. Returns false, taking nothing, when the memory has no address (heap, composite) or the view is not
-     * supported on this JVM; the caller then copies.
+     * Keeps the data of {@code pdu} (a CapsuleCmd's in-capsule data, or an H2CData carrying the whole transfer) where
+     * the decoder put it, if that is one contiguous piece of native memory: takes the PDU's buffer reference
+     * ({@link NvmeTcpPdu#takeBuffer}) and points this slot's view at the data bytes. Returns false, taking nothing,
+     * when the memory has no address (heap, composite) or the view is not supported on this JVM; the caller then
+     * copies.
      */
-    boolean keepInCapsuleData(NvmeTcpPdu pdu) {
+    boolean keepPduData(NvmeTcpPdu pdu) {
         ByteBuf buf = pdu.buffer();
         if (!buf.hasMemoryAddress()) {
             return false;
@@ -81,11 +82,6 @@ final class TcpTargetRequest extends TargetRequestBase {
         capsule = pdu.takeBuffer();
         capsuleData = view;
         return true;
-    }
-
-    /** Whether this command's data is read in place from its CapsuleCmd PDU (no copy). */
-    boolean dataInPlace() {
-        return capsuleData != null;
     }
 
     @Override

@@ -14,13 +14,13 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * In-capsule write data used where the decoder put it (the CapsuleCmd PDU's buffer, kept by the slot) instead of
- * being copied into a {@link DataBufferPool} buffer: no pooled buffer is taken, every command sees its own bytes, and
+ * Write data used where the decoder put it (the CapsuleCmd's, or the one H2CData's carrying the whole transfer, PDU
+ * buffer, kept by the slot) instead of being copied into a {@link DataBufferPool} buffer: no pooled buffer is taken, every command sees its own bytes, and
  * the kept buffer is released exactly once on completion, on close and on a fault. The harness's allocator is direct
  * and its leak detection paranoid; {@link TargetHarness#assertClean} checks every input buffer and pooled allocation
  * was released.
  */
-class InCapsuleDataInPlaceTest {
+class WriteDataInPlaceTest {
     private static final int HELD_WRITE = FakeCore.HOLD_OPCODE | 0x01;
 
     private static TargetHarness connected(int dgst) {
@@ -157,6 +157,55 @@ class InCapsuleDataInPlaceTest {
         assertEquals(PduHeader.TYPE_C2H_TERM_REQ, pdus.get(0)[0]);
         assertFalse(h.channel.isOpen());
         assertEquals(1, h.core.closes);
+        h.assertClean();
+    }
+
+    @Test
+    void oneH2cDataCarryingTheWholeTransferIsUsedInPlace() {
+        for (int dgst = 0; dgst <= 3; dgst++) {
+            boolean hd = hd(dgst);
+            boolean dd = dd(dgst);
+            TargetHarness h = connected(dgst);
+            byte[] data = Bytes.pattern(8192, 31 + dgst);
+            h.feed(Bytes.capsule(Bytes.sqe(HELD_WRITE, 50, 0x5A, data.length), null, hd, dd));
+            int ttag = Bytes.view(h.drainPdus().get(0)).getShort(10);
+            assertEquals(1, h.handler.dataPool().outstanding(), "a buffer is taken for the R2T");
+            h.feed(Bytes.h2cData(50, ttag, 0, data, true, hd, dd));
+            TargetRequest r = h.core.held.get(0);
+            assertEquals(0, h.handler.dataPool().outstanding(), "it went back unused: the data is read in place");
+            assertArrayEquals(data, bytes(r.data(), data.length), "DGST " + dgst);
+            h.core.channel.execute(r::complete);
+            assertStatus(h.drainPdus(), 50, 0);
+
+            // Completed at once by the core, like a RAM namespace.
+            byte[] more = Bytes.pattern(4096, 41);
+            h.feed(Bytes.capsule(Bytes.sqe(0x01, 51, 0x5A, more.length), null, hd, dd));
+            ttag = Bytes.view(h.drainPdus().get(0)).getShort(10);
+            h.feed(Bytes.h2cData(51, ttag, 0, more, true, hd, dd));
+            assertStatus(h.drainPdus(), 51, 0);
+            assertArrayEquals(more, h.core.received.get(1));
+            h.assertClean();
+        }
+    }
+
+    @Test
+    void oneH2cDataWithABadDigestFailsTheCommandAndAHeldOneIsReleasedOnClose() {
+        TargetHarness h = connected(3);
+        h.feed(Bytes.capsule(Bytes.sqe(0x01, 60, 0x5A, 4096), null, true, true));
+        int ttag = Bytes.view(h.drainPdus().get(0)).getShort(10);
+        byte[] bad = Bytes.h2cData(60, ttag, 0, Bytes.pattern(4096, 1), true, true, true);
+        bad[bad.length - 2] ^= 0x01;
+        h.feed(bad);
+        assertStatus(h.drainPdus(), 60, Status.DATA_TRANSFER_ERROR);
+        assertEquals(0, h.handler.dataPool().outstanding());
+
+        h.feed(Bytes.capsule(Bytes.sqe(HELD_WRITE, 61, 0x5A, 4096), null, true, true));
+        ttag = Bytes.view(h.drainPdus().get(0)).getShort(10);
+        h.feed(Bytes.h2cData(61, ttag, 0, Bytes.pattern(4096, 2), true, true, true));
+        assertArrayEquals(Bytes.pattern(4096, 2), bytes(h.core.held.get(0).data(), 4096));
+        h.channel.close(); // held, its H2CData PDU kept: released once here
+        assertEquals(1, h.core.closes);
+        h.core.held.get(0).complete();
         h.assertClean();
     }
 }
