@@ -8,7 +8,7 @@ import io.netty.buffer.ByteBuf;
  * <p><b>Ownership.</b> {@link #buffer()} is a retained slice of the decoder's cumulation (no copy): index 0 is the
  * first byte of the common header and its length is PLEN. The handler that receives the PDU owns that reference and
  * must {@link #release()} it before returning from {@code channelRead}, or {@link #takeBuffer() take} it and
- * release it later itself (the target keeps a CapsuleCmd's buffer as the command's in-capsule data).
+ * release it later itself (the target keeps a CapsuleCmd's or an H2CData's buffer as the command's write data).
  *
  * <p><b>Reuse.</b> To keep the receive path allocation-free, a decoder reuses one instance for every PDU it emits:
  * the object (not the buffer) is valid only inside the {@code channelRead} call that delivers it. Do not put a
@@ -73,7 +73,8 @@ public final class NvmeTcpPdu {
 
     /**
      * Takes the buffer reference away from this PDU: the caller now owns it and must release it exactly once;
-     * {@link #release()} then does nothing. Used to keep in-capsule data where the decoder put it instead of copying it.
+     * {@link #release()} then does nothing. The target uses it to keep write data (in-capsule, or a whole transfer in
+     * one H2CData) where the decoder put it instead of copying it.
      */
     ByteBuf takeBuffer() {
         ByteBuf b = buffer;

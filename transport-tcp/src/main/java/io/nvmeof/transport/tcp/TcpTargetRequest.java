@@ -10,10 +10,9 @@ import java.nio.ByteOrder;
 /**
  * One reusable command slot of an NVMe/TCP target connection; its index is the R2T transfer tag (TTAG, nvmeof-protocol.md §5.10).
  * The command, response, data description and state are the shared {@link TargetRequestBase}; this class adds where
- * the write data lives (the CapsuleCmd PDU's own buffer, or a pooled buffer) and the controller-to-host segments
- * waiting for C2HData. Slots are created
- * lazily up to the queue's limit and then only recycled through the connection's free list, so the command path
- * allocates nothing. Every method runs on the connection's event loop.
+ * the write data lives (the CapsuleCmd's or H2CData's own PDU buffer, kept, or a pooled buffer) and the
+ * controller-to-host segments waiting for C2HData. Slots are created lazily up to the queue's limit and then only
+ * recycled through the connection's free list, so the command path allocates nothing. Every method runs on the connection's event loop.
  *
  * <pre>
  *  FREE --capsule--&gt; WITH_CORE --receiveData (not in-capsule)--&gt; RECEIVING_DATA --last H2CData--&gt; WITH_CORE
@@ -32,11 +31,11 @@ final class TcpTargetRequest extends TargetRequestBase {
      * The CapsuleCmd or H2CData PDU buffer (a slice of the decoder's cumulation) whose data this command uses in
      * place, or null. This slot owns that reference and releases it once, in {@link #recycle}.
      */
-    private ByteBuf capsule;
-    /** {@link #capsule}'s data as the core sees it: this slot's own view, re-pointed per command; or null. */
-    private ByteBuffer capsuleData;
+    private ByteBuf keptPdu;
+    /** {@link #keptPdu}'s data as the core sees it: this slot's own view, re-pointed per command; or null. */
+    private ByteBuffer keptData;
     /** Made once per slot (never per command), little-endian as {@code data()} must be. */
-    private final DirectView capsuleView = new DirectView(ByteOrder.LITTLE_ENDIAN);
+    private final DirectView keptView = new DirectView(ByteOrder.LITTLE_ENDIAN);
     /** H2CData bytes received so far (DATAO of the next one, nvmeof-protocol.md §5.10). */
     int received;
     /** A data digest failed on one of this command's H2CData PDUs (nvmeof-protocol.md §5.8). */
@@ -75,19 +74,19 @@ final class TcpTargetRequest extends TargetRequestBase {
         if (!buf.hasMemoryAddress()) {
             return false;
         }
-        ByteBuffer view = capsuleView.at(buf.memoryAddress() + pdu.dataIndex(), pdu.dataLength());
+        ByteBuffer view = keptView.at(buf.memoryAddress() + pdu.dataIndex(), pdu.dataLength());
         if (view == null) {
             return false;
         }
-        capsule = pdu.takeBuffer();
-        capsuleData = view;
+        keptPdu = pdu.takeBuffer();
+        keptData = view;
         return true;
     }
 
     @Override
     public ByteBuffer data() {
-        if (capsuleData != null) {
-            return capsuleData;
+        if (keptData != null) {
+            return keptData;
         }
         return data != null ? data.view : EMPTY;
     }
@@ -143,10 +142,10 @@ final class TcpTargetRequest extends TargetRequestBase {
     /** Back to FREE: drops the write data (the kept PDU buffer or the pooled buffer) and any unsent segments. */
     void recycle(DataBufferPool pool) {
         dropSegments();
-        if (capsule != null) {
-            ByteBuf b = capsule;
-            capsule = null;
-            capsuleData = null;
+        if (keptPdu != null) {
+            ByteBuf b = keptPdu;
+            keptPdu = null;
+            keptData = null;
             b.release();
         }
         if (data != null) {
