@@ -161,6 +161,16 @@ class WriteDataInPlaceTest {
     }
 
     @Test
+    void aCoreFailureAfterTheSlotKeptTheDataReleasesIt() {
+        TargetHarness h = connected(0);
+        h.core.throwOnOpcode = 0x01;
+        h.feed(Bytes.capsule(Bytes.sqe(0x01, 70, 0x01, 4096), Bytes.pattern(4096, 4), false, false));
+        assertFalse(h.channel.isOpen(), "a failure in the core closes this connection only");
+        assertEquals(1, h.core.closes);
+        h.assertClean();
+    }
+
+    @Test
     void oneH2cDataCarryingTheWholeTransferIsUsedInPlace() {
         for (int dgst = 0; dgst <= 3; dgst++) {
             boolean hd = hd(dgst);
