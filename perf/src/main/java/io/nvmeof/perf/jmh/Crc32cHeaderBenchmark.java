@@ -3,6 +3,7 @@ package io.nvmeof.perf.jmh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.nvmeof.transport.tcp.Crc32c;
+import io.nvmeof.transport.tcp.DirectView;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -20,7 +21,7 @@ import org.openjdk.jmh.annotations.TearDown;
  * The header digest (HDGST, nvmeof-protocol.md §5.8) of one PDU header in a pooled direct buffer, as every PDU of a
  * digest connection pays it: 24 bytes (C2HData, H2CData, R2T, CapsuleResp is 24 too) and 72 bytes (CapsuleCmd).
  * {@code copied}: copied into a scratch array, then the JDK's CRC32C over the array (the transport did this until
- * 2026-11-26); {@code inPlace}: the direct memory read through a re-pointed {@link Crc32c.View}, as the transport's
+ * 2026-11-26); {@code inPlace}: the direct memory read through a re-pointed {@link DirectView}, as the transport's
  * decoder and PDU writers do now.
  */
 @State(Scope.Thread)
@@ -32,7 +33,7 @@ public class Crc32cHeaderBenchmark {
 
     private final CRC32C crc = new CRC32C();
     private final byte[] scratch = new byte[Crc32c.HEADER_SCRATCH];
-    private final Crc32c.View view = new Crc32c.View();
+    private final DirectView view = new DirectView();
     private ByteBuf header;
 
     @Setup(Level.Trial)

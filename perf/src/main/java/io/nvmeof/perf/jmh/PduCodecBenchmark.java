@@ -9,6 +9,7 @@ import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.transport.tcp.C2hDataPdu;
 import io.nvmeof.transport.tcp.CapsuleRespPdu;
 import io.nvmeof.transport.tcp.Crc32c;
+import io.nvmeof.transport.tcp.DirectView;
 import io.nvmeof.transport.tcp.IcRespPdu;
 import io.nvmeof.transport.tcp.NvmeTcpPdu;
 import io.nvmeof.transport.tcp.NvmeTcpPduDecoder;
@@ -35,7 +36,7 @@ import org.openjdk.jmh.annotations.TearDown;
  *       (C2HData + data + CapsuleResp, with digests when {@code digests}), through a real pipeline;</li>
  *   <li>{@code encodeReadCompletion}: the target's C2HData header and CapsuleResp, in pooled buffers as
  *       {@code NvmeTcpTargetHandler.complete} makes them (with HDGST, and the DDGST of a 4 KiB block of direct
- *       memory, both read in place through a {@link Crc32c.View}, when {@code digests}).</li>
+ *       memory, both read in place through a {@link DirectView}, when {@code digests}).</li>
  * </ul>
  * Run with {@code -prof gc}: {@code gc.alloc.rate.norm} should be ~0 B/op.
  *
@@ -63,7 +64,7 @@ public class PduCodecBenchmark {
     private int streamLength;
     private final Sink sink = new Sink();
     private final CRC32C crc = new CRC32C();
-    private final Crc32c.View crcView = new Crc32c.View();
+    private final DirectView crcView = new DirectView();
     /** The data of the read, as namespace memory: one long-lived direct block, read (not copied) for its DDGST. */
     private ByteBuf block;
 

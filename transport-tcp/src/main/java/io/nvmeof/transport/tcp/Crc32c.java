@@ -1,8 +1,6 @@
 package io.nvmeof.transport.tcp;
 
 import io.netty.buffer.ByteBuf;
-import java.lang.reflect.Field;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
@@ -11,74 +9,12 @@ import java.util.zip.CRC32C;
  * 0xFFFFFFFF, which is exactly {@link CRC32C#getValue()}. The digest goes on the wire as a little-endian u32.
  *
  * <p>Allocation-free for heap buffers, and for direct buffers with a memory address when the caller passes its
- * {@link View} (one per connection, re-pointed at the bytes for each call). Without a view, a single-component
+ * {@link DirectView} (one per connection, re-pointed at the bytes for each call). Without a view, a single-component
  * direct buffer goes through {@link ByteBuf#internalNioBuffer}, which a recycled pooled buffer creates anew once per
  * buffer instance; a composite direct buffer costs one {@code ByteBuffer[]}.
  */
 public final class Crc32c {
     private Crc32c() {}
-
-    /**
-     * One reusable direct {@link ByteBuffer} that is re-pointed (address and capacity, through {@code sun.misc.Unsafe},
-     * as Netty itself reads them) at any native memory region, so that {@link CRC32C#update(ByteBuffer)} reads it
-     * with no NIO view allocated per buffer. Not thread-safe: one per connection, used on its event loop only, and
-     * only for the duration of one CRC update. Where Unsafe is unavailable, {@link #at} returns null and callers fall
-     * back to Netty's NIO views.
-     */
-    public static final class View {
-        private static final sun.misc.Unsafe UNSAFE;
-        private static final long ADDRESS;
-        private static final long CAPACITY;
-
-        static {
-            sun.misc.Unsafe u = null;
-            long a = -1;
-            long c = -1;
-            try {
-                Field f = sun.misc.Unsafe.class.getDeclaredField("theUnsafe");
-                f.setAccessible(true);
-                u = (sun.misc.Unsafe) f.get(null);
-                a = u.objectFieldOffset(Buffer.class.getDeclaredField("address"));
-                c = u.objectFieldOffset(Buffer.class.getDeclaredField("capacity"));
-                // Self-check: a re-pointed view must read the memory it is pointed at.
-                ByteBuffer src = ByteBuffer.allocateDirect(8);
-                src.put(0, (byte) 0x5A);
-                ByteBuffer probe = ByteBuffer.allocateDirect(1).duplicate();
-                u.putLong(probe, a, u.getLong(src, a));
-                u.putInt(probe, c, 8);
-                probe.clear();
-                if (probe.get(0) != 0x5A || probe.capacity() != 8) {
-                    u = null;
-                }
-            } catch (Throwable e) {
-                u = null;
-            }
-            UNSAFE = u;
-            ADDRESS = a;
-            CAPACITY = c;
-        }
-
-        /** A duplicate owns no memory and no cleaner: pointing it elsewhere frees nothing. */
-        private final ByteBuffer view =
-                UNSAFE == null ? null : ByteBuffer.allocateDirect(1).duplicate();
-
-        /** True when {@link #at} works on this JVM. */
-        public static boolean supported() {
-            return UNSAFE != null;
-        }
-
-        /** The view over native memory [address, address + length), position 0 and limit length; null if unsupported. */
-        public ByteBuffer at(long address, int length) {
-            ByteBuffer v = view;
-            if (v == null) {
-                return null;
-            }
-            UNSAFE.putLong(v, ADDRESS, address);
-            UNSAFE.putInt(v, CAPACITY, length);
-            v.clear();
-            return v;
-        }
-    }
 
     /** Feeds {@code length} bytes of {@code buf} from absolute index {@code index} into {@code crc}. */
     public static void update(CRC32C crc, ByteBuf buf, int index, int length) {
@@ -89,7 +25,7 @@ public final class Crc32c {
      * As {@link #update(CRC32C, ByteBuf, int, int)}; a direct {@code buf} with a memory address is read through
      * {@code view} (may be null), which allocates nothing.
      */
-    public static void update(CRC32C crc, View view, ByteBuf buf, int index, int length) {
+    public static void update(CRC32C crc, DirectView view, ByteBuf buf, int index, int length) {
         if (length == 0) {
             return;
         }
@@ -127,7 +63,7 @@ public final class Crc32c {
      * in place through {@code view} (may be null): no copy. Measured with thread CPU time on this project's machine
      * (perf/README.md, "Digests"): 3–4 ns against 7–8 ns copied, for a 24- or 72-byte header.
      */
-    public static int computeHeader(CRC32C crc, View view, byte[] scratch, ByteBuf buf, int index, int length) {
+    public static int computeHeader(CRC32C crc, DirectView view, byte[] scratch, ByteBuf buf, int index, int length) {
         crc.reset();
         ByteBuffer direct;
         if (buf.hasArray()) {
@@ -149,7 +85,7 @@ public final class Crc32c {
     }
 
     /** As {@link #compute(CRC32C, ByteBuf, int, int)}, reading direct memory through {@code view} (may be null). */
-    public static int compute(CRC32C crc, View view, ByteBuf buf, int index, int length) {
+    public static int compute(CRC32C crc, DirectView view, ByteBuf buf, int index, int length) {
         crc.reset();
         update(crc, view, buf, index, length);
         return (int) crc.getValue();

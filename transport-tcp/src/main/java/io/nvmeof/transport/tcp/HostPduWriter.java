@@ -17,14 +17,14 @@ import java.util.zip.CRC32C;
  * connection's event loop, like the {@link NvmeTcpHostHandler} that uses it; it only writes (the handler flushes).
  *
  * <p>Data is never copied for H2CData: the PDU's data is a {@link SegmentByteBuf} view of the caller's buffer. In-capsule
- * data is copied once into the capsule buffer, through a re-pointed {@link Crc32c.View} for a direct caller buffer (no
+ * data is copied once into the capsule buffer, through a re-pointed {@link DirectView} for a direct caller buffer (no
  * NIO view is made per command).
  */
 final class HostPduWriter {
     private final CRC32C crc = new CRC32C();
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     /** Points at the caller's direct data for copies and data digests. */
-    private final Crc32c.View direct = new Crc32c.View();
+    private final DirectView direct = new DirectView();
 
     private final CapsuleCmdPdu capsuleCmd = new CapsuleCmdPdu();
     private final H2cDataPdu h2cData = new H2cDataPdu();

@@ -7,7 +7,8 @@ import io.netty.buffer.ByteBuf;
  *
  * <p><b>Ownership.</b> {@link #buffer()} is a retained slice of the decoder's cumulation (no copy): index 0 is the
  * first byte of the common header and its length is PLEN. The handler that receives the PDU owns that reference and
- * must {@link #release()} it before returning from {@code channelRead}.
+ * must {@link #release()} it before returning from {@code channelRead}, or {@link #takeBuffer() take} it and
+ * release it later itself (the target keeps a CapsuleCmd's or an H2CData's buffer as the command's write data).
  *
  * <p><b>Reuse.</b> To keep the receive path allocation-free, a decoder reuses one instance for every PDU it emits:
  * the object (not the buffer) is valid only inside the {@code channelRead} call that delivers it. Do not put a
@@ -70,7 +71,18 @@ public final class NvmeTcpPdu {
         return dataDigestValid;
     }
 
-    /** Releases the buffer reference (once). */
+    /**
+     * Takes the buffer reference away from this PDU: the caller now owns it and must release it exactly once;
+     * {@link #release()} then does nothing. The target uses it to keep write data (in-capsule, or a whole transfer in
+     * one H2CData) where the decoder put it instead of copying it.
+     */
+    ByteBuf takeBuffer() {
+        ByteBuf b = buffer;
+        buffer = null;
+        return b;
+    }
+
+    /** Releases the buffer reference (once), unless {@link #takeBuffer()} took it. */
     public void release() {
         ByteBuf b = buffer;
         buffer = null;

@@ -2,26 +2,20 @@ package io.nvmeof.transport.tcp;
 
 import static io.nvmeof.transport.tcp.PduHeader.DIGEST_LENGTH;
 import static io.nvmeof.transport.tcp.PduHeader.FLAGS_OFFSET;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_DDGSTF;
-import static io.nvmeof.transport.tcp.PduHeader.FLAG_HDGSTF;
 import static io.nvmeof.transport.tcp.PduHeader.HLEN_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.PDO_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.PLEN_OFFSET;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_DATA;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_TERM_REQ;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_CAPSULE_CMD;
-import static io.nvmeof.transport.tcp.PduHeader.TYPE_CAPSULE_RESP;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_H2C_DATA;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_H2C_TERM_REQ;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_IC_REQ;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_IC_RESP;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_OFFSET;
-import static io.nvmeof.transport.tcp.PduHeader.TYPE_R2T;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_LIMIT_EXCEEDED;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_DATA_OUT_OF_RANGE;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_HEADER_DIGEST_ERROR;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -54,7 +48,8 @@ import java.util.zip.CRC32C;
  *       are answered with H2CTermReq (nvmeof-protocol.md §5.7), or only close the connection after
  *       {@link #sendTermReqOnFault sendTermReqOnFault(false)}, as the host side does (nvmeof-protocol.md §7.8).</li>
  * </ul>
- * Digest flags must match what was negotiated ({@link #digests}); the header digest is verified here (a mismatch
+ * The common-header rules live in {@link CommonHeaderCheck}. Digest flags must match what was negotiated
+ * ({@link #digests}); the header digest is verified here (a mismatch
  * is fatal, FES 3 with FEI = the received digest) and the data digest is verified and reported through
  * {@link NvmeTcpPdu#dataDigestValid()}, because on NVMe/TCP a bad data digest fails one command, not the
  * connection (nvmeof-protocol.md §5.8). No padding is accepted: both sides advertise 0 alignment, so PDO must be HLEN (+4) (nvmeof-protocol.md §5.9).
@@ -91,23 +86,20 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     public static final int ADMIN_IN_CAPSULE_DATA_SIZE = 8192;
 
     private final Role role;
-    private final int maxInCapsuleData;
-    private final int maxDataPerPdu;
     private final int termReqType;
     private final CRC32C crc = new CRC32C();
     /** Reads the cumulation's memory for the data digest without a per-buffer NIO view. */
-    private final Crc32c.View crcView = new Crc32c.View();
+    private final DirectView crcView = new DirectView();
 
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     private final NvmeTcpPdu pdu = new NvmeTcpPdu();
+    private final CommonHeaderCheck headerCheck;
 
     private State state = State.COMMON_HEADER;
     private boolean sendTermReq = true;
     private C2hDataCheck c2hDataCheck;
     private C2hDataSink c2hDataSink;
     private boolean initialized;
-    private boolean headerDigest;
-    private boolean dataDigest;
 
     // The PDU being decoded.
     private int type;
@@ -135,9 +127,8 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     + " maxDataPerPdu=" + maxDataPerPdu);
         }
         this.role = role;
-        this.maxInCapsuleData = maxInCapsuleData;
-        this.maxDataPerPdu = maxDataPerPdu;
         this.termReqType = role == Role.CONTROLLER ? TYPE_C2H_TERM_REQ : TYPE_H2C_TERM_REQ;
+        this.headerCheck = new CommonHeaderCheck(role, maxInCapsuleData, maxDataPerPdu, termReqType);
     }
 
     /**
@@ -145,8 +136,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
      * PDU, i.e. before the next PDU is decoded. From then on every applicable PDU must carry exactly these.
      */
     public void digests(boolean header, boolean data) {
-        this.headerDigest = header;
-        this.dataDigest = data;
+        headerCheck.digests(header, data);
     }
 
     /**
@@ -282,209 +272,15 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         hlen = in.getUnsignedByte(start + HLEN_OFFSET);
         int pdo = in.getUnsignedByte(start + PDO_OFFSET);
         long plenLong = in.getUnsignedIntLE(start + PLEN_OFFSET);
-        hdgst = 0;
-        ddgst = 0;
-        dataLength = 0;
-
-        if (!initialized) {
-            int expected = role == Role.CONTROLLER ? TYPE_IC_REQ : TYPE_IC_RESP;
-            if (type != expected) {
-                // A legal PDU type at the wrong time is a sequence error; anything else is a bad TYPE field
-                // (nvmeof-protocol.md §5.7).
-                return legalLiveType(type)
-                        ? fault(
-                                ctx,
-                                in,
-                                start,
-                                FES_PDU_SEQUENCE_ERROR,
-                                0,
-                                PduHeader.typeName(type) + " before " + PduHeader.typeName(expected))
-                        : fault(
-                                ctx,
-                                in,
-                                start,
-                                FES_INVALID_HEADER_FIELD,
-                                TYPE_OFFSET,
-                                "first PDU has type " + PduHeader.typeName(type));
-            }
-            // ICReq/ICResp: HLEN = PLEN = 128, no flags, PDO 0 (nvmeof-protocol.md §5.4).
-            if (hlen != IcReqPdu.LENGTH) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, HLEN_OFFSET, "IC PDU with HLEN " + hlen);
-            }
-            if (flags != 0) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, FLAGS_OFFSET, "IC PDU with FLAGS " + flags);
-            }
-            if (pdo != 0) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PDO_OFFSET, "IC PDU with PDO " + pdo);
-            }
-            if (plenLong != IcReqPdu.LENGTH) {
-                return fault(ctx, in, start, FES_INVALID_HEADER_FIELD, PLEN_OFFSET, "IC PDU with PLEN " + plenLong);
-            }
-            plen = IcReqPdu.LENGTH;
-            return true;
+        if (!headerCheck.check(type, flags, hlen, pdo, plenLong, initialized)) {
+            return headerCheck.silent()
+                    ? closeSilently(ctx, in, headerCheck.problem())
+                    : fault(ctx, in, start, headerCheck.fes(), headerCheck.fei(), headerCheck.problem());
         }
-
-        int expectedHlen;
-        int maxData;
-        switch (type) {
-            case TYPE_IC_REQ:
-            case TYPE_IC_RESP:
-                return fault(ctx, in, start, FES_PDU_SEQUENCE_ERROR, 0, "second " + PduHeader.typeName(type));
-            case TYPE_H2C_TERM_REQ:
-            case TYPE_C2H_TERM_REQ:
-                if (type == termReqType) {
-                    return fault(
-                            ctx,
-                            in,
-                            start,
-                            FES_INVALID_HEADER_FIELD,
-                            TYPE_OFFSET,
-                            PduHeader.typeName(type) + " in the wrong direction");
-                }
-                // The peer is terminating: never answer a TermReq with one (nvmeof-protocol.md §5.7); just close if it
-                // is malformed.
-                if (hlen != TermReqPdu.HLEN || plenLong < TermReqPdu.HLEN || plenLong > TermReqPdu.MAX_PLEN) {
-                    return closeSilently(
-                            ctx,
-                            in,
-                            "malformed " + PduHeader.typeName(type) + " (HLEN " + hlen + ", PLEN " + plenLong + ")");
-                }
-                plen = (int) plenLong;
-                dataLength = plen - TermReqPdu.HLEN;
-                return true;
-            case TYPE_CAPSULE_CMD:
-                if (role != Role.CONTROLLER) {
-                    return badType(ctx, in, start);
-                }
-                expectedHlen = CapsuleCmdPdu.HLEN;
-                maxData = maxInCapsuleData;
-                break;
-            case TYPE_H2C_DATA:
-                if (role != Role.CONTROLLER) {
-                    return badType(ctx, in, start);
-                }
-                expectedHlen = H2cDataPdu.HLEN;
-                maxData = maxDataPerPdu;
-                break;
-            case TYPE_C2H_DATA:
-                if (role != Role.HOST) {
-                    return badType(ctx, in, start);
-                }
-                expectedHlen = C2hDataPdu.HLEN;
-                maxData = maxDataPerPdu;
-                break;
-            case TYPE_CAPSULE_RESP:
-            case TYPE_R2T:
-                if (role != Role.HOST) {
-                    return badType(ctx, in, start);
-                }
-                expectedHlen = CapsuleRespPdu.HLEN;
-                maxData = 0;
-                break;
-            default:
-                return badType(ctx, in, start);
-        }
-        if (hlen != expectedHlen) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    HLEN_OFFSET,
-                    PduHeader.typeName(type) + " with HLEN " + hlen + " (must be " + expectedHlen + ")");
-        }
-        if (((flags & FLAG_HDGSTF) != 0) != headerDigest) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    FLAGS_OFFSET,
-                    PduHeader.typeName(type)
-                            + (headerDigest
-                                    ? " without HDGSTF (header digest negotiated)"
-                                    : " with HDGSTF (not negotiated)"));
-        }
-        hdgst = headerDigest ? DIGEST_LENGTH : 0;
-        long headerEnd = hlen + hdgst;
-        if (plenLong < headerEnd) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    PLEN_OFFSET,
-                    PduHeader.typeName(type) + " with PLEN " + plenLong + " < " + headerEnd);
-        }
-        if (plenLong == headerEnd) {
-            // No data. H2CData/C2HData must carry some (0 < DATAL, nvmeof-protocol.md §5.10).
-            if (type == TYPE_H2C_DATA || type == TYPE_C2H_DATA) {
-                return fault(
-                        ctx,
-                        in,
-                        start,
-                        FES_INVALID_HEADER_FIELD,
-                        PLEN_OFFSET,
-                        PduHeader.typeName(type) + " without data");
-            }
-            plen = (int) plenLong;
-            return true;
-        }
-        if (maxData == 0) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    PLEN_OFFSET,
-                    PduHeader.typeName(type) + " with PLEN " + plenLong + " (must be " + headerEnd + ")");
-        }
-        if (((flags & FLAG_DDGSTF) != 0) != dataDigest) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    FLAGS_OFFSET,
-                    PduHeader.typeName(type)
-                            + (dataDigest
-                                    ? " without DDGSTF (data digest negotiated)"
-                                    : " with DDGSTF (not negotiated)"));
-        }
-        ddgst = dataDigest ? DIGEST_LENGTH : 0;
-        if (pdo != headerEnd) {
-            // We advertise 0 alignment (CPDA/HPDA 0), so data follows the header (+HDGST) directly (nvmeof-protocol.md
-            // §5.9).
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    PDO_OFFSET,
-                    PduHeader.typeName(type) + " with PDO " + pdo + " (must be " + headerEnd + ")");
-        }
-        long data = plenLong - headerEnd - ddgst;
-        if (data <= 0) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_INVALID_HEADER_FIELD,
-                    PLEN_OFFSET,
-                    PduHeader.typeName(type) + " with PLEN " + plenLong + " too small for its digests");
-        }
-        if (data > maxData) {
-            return fault(
-                    ctx,
-                    in,
-                    start,
-                    FES_DATA_LIMIT_EXCEEDED,
-                    0,
-                    PduHeader.typeName(type) + " carries " + data + " data bytes, more than the " + maxData
-                            + " allowed");
-        }
-        plen = (int) plenLong;
-        dataLength = (int) data;
+        plen = headerCheck.plen();
+        hdgst = headerCheck.hdgst();
+        ddgst = headerCheck.ddgst();
+        dataLength = headerCheck.dataLength();
         return true;
     }
 
@@ -592,23 +388,6 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         }
         pdu.set(in.readRetainedSlice(plen), type, flags, hlen, dataIndex, dataLength, digestOk);
         out.add(pdu);
-    }
-
-    private boolean badType(ChannelHandlerContext ctx, ByteBuf in, int start) {
-        return fault(
-                ctx,
-                in,
-                start,
-                FES_INVALID_HEADER_FIELD,
-                TYPE_OFFSET,
-                "unexpected " + PduHeader.typeName(type) + " from the "
-                        + (role == Role.CONTROLLER ? "host" : "controller"));
-    }
-
-    private boolean legalLiveType(int t) {
-        return role == Role.CONTROLLER
-                ? t == TYPE_CAPSULE_CMD || t == TYPE_H2C_DATA || t == TYPE_H2C_TERM_REQ
-                : t == TYPE_CAPSULE_RESP || t == TYPE_C2H_DATA || t == TYPE_R2T || t == TYPE_C2H_TERM_REQ;
     }
 
     /** How many bytes of the offending header go into the TermReq: its HLEN if legal, else the common header. */

@@ -29,7 +29,7 @@ final class TcpHostRequest {
     ByteBuffer buffer;
     int offset;
     int length;
-    /** The direct buffer's native address (copies and CRCs through a re-pointed {@link Crc32c.View}), or 0. */
+    /** The direct buffer's native address (copies and CRCs through a re-pointed {@link DirectView}), or 0. */
     long address;
 
     boolean hostToController;
@@ -84,7 +84,7 @@ final class TcpHostRequest {
      * {@code at}: through {@code direct} re-pointed at the native address when there is one (no allocation), else a
      * duplicate of the caller's buffer. Valid until the next call.
      */
-    ByteBuffer data(Crc32c.View direct, int at, int len) {
+    ByteBuffer data(DirectView direct, int at, int len) {
         ByteBuffer v = address != 0L ? direct.at(address + offset + at, len) : null;
         return v != null ? v : view(offset + at, len);
     }

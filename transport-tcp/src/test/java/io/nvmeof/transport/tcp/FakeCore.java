@@ -42,6 +42,8 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     ByteBuffer readSource;
     /** False: record nothing per command (for allocation measurements). */
     boolean record = true;
+    /** A command with this opcode makes {@link #onCommand} throw, as a core bug would (-1: none). */
+    int throwOnOpcode = -1;
 
     @Override
     public QueueHandler accept(QueueChannel channel) {
@@ -53,6 +55,9 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     @Override
     public void onCommand(TargetRequest request) {
         int opc = request.command().opcode();
+        if (opc == throwOnOpcode) {
+            throw new IllegalStateException("FakeCore: a bug on opcode " + opc);
+        }
         if (record)
             events.add(String.format(
                     "cmd opc=0x%02x cid=%d len=%d ts=0x%x incapsule=%b",

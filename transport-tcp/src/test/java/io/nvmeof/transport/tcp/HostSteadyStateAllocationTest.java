@@ -27,7 +27,7 @@ class HostSteadyStateAllocationTest {
         Thread t = new FastThreadLocalThread(() -> {
             try {
                 assertTrue(measure(false, false) < 32);
-                // Digests read direct memory through Crc32c.View: no NIO view per received buffer (was ~37 B).
+                // Digests read direct memory through DirectView: no NIO view per received buffer (was ~37 B).
                 assertTrue(measure(true, true) < 32);
                 assertTrue(measureLargeRead(false, false) < 32);
                 assertTrue(measureLargeRead(true, true) < 32);

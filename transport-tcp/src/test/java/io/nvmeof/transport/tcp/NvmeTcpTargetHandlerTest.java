@@ -333,7 +333,9 @@ class NvmeTcpTargetHandlerTest {
                 Bytes.sqe(FakeCore.HOLD_OPCODE | 0x01, 3, 0x01, 512), Bytes.pattern(512, 0), false, false));
         assertEquals(3, h.core.held.size());
         assertEquals(1, h.drainPdus().size(), "one R2T");
-        assertEquals(2, h.handler.dataPool().outstanding());
+        // The R2T write holds a pooled buffer; the in-capsule write holds its CapsuleCmd PDU's buffer instead.
+        assertEquals(1, h.handler.dataPool().outstanding());
+        assertEquals(Bytes.pattern(512, 0)[511], h.core.held.get(2).data().get(511));
 
         h.channel.close();
         assertEquals(1, h.core.closes);

@@ -102,7 +102,7 @@ class PduGoldenBytesTest {
                 .addComponent(true, Unpooled.directBuffer(42).writeBytes(header, 30, 42));
         CRC32C crc = new CRC32C();
         byte[] scratch = new byte[Crc32c.HEADER_SCRATCH];
-        Crc32c.View view = new Crc32c.View();
+        DirectView view = new DirectView();
         try {
             int golden = 0x9f34d9b7;
             assertEquals(golden, Crc32c.computeHeader(crc, view, scratch, heap, 0, 72));

@@ -31,7 +31,7 @@ class SteadyStateAllocationTest {
                 assertTrue(measure(0) < 32);
                 assertTrue(measure(1) < 32);
                 // Data digests too: the CRC reads the cumulation and the segments through the connection's
-                // re-pointed Crc32c.View, so nothing per command either (it was ~44 B with a NIO view per buffer).
+                // re-pointed DirectView, so nothing per command either (it was ~44 B with a NIO view per buffer).
                 assertTrue(measure(3) < 32);
             } catch (Throwable e) {
                 failure[0] = e;

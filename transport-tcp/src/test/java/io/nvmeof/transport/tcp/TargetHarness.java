@@ -67,6 +67,14 @@ final class TargetHarness {
         channel.runPendingTasks();
     }
 
+    /** Feeds the bytes in one read from a heap buffer (memory without an address, as with a heap allocator). */
+    void feedHeap(byte[] bytes) {
+        ByteBuf buf = alloc.heapBuffer(bytes.length).writeBytes(bytes);
+        inputs.add(buf);
+        channel.writeInbound(buf);
+        channel.runPendingTasks();
+    }
+
     /** Everything the target wrote so far, with every outbound buffer released. */
     byte[] drain() {
         channel.runPendingTasks();
