@@ -1,13 +1,10 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.core.spi.IoMode;
-import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -38,7 +35,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Thread-safe. Namespaces may be used from any number of threads.
  */
 public final class Controller implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final NvmeUri uri;
@@ -105,22 +101,7 @@ public final class Controller implements AutoCloseable {
                             + "namespace over all of them, or NvmeUri.paths() for one controller each");
         }
         Controller c = new Controller(uri, options);
-        try {
-            new ControllerBringUp(c).run();
-        } catch (NvmeException | RuntimeException | Error e) {
-            c.states.changeFromAny(
-                    ControllerState.FAILED,
-                    "connect failed: " + e.getMessage(),
-                    e instanceof NvmeException ne ? ne : new NvmeException(String.valueOf(e.getMessage()), e));
-            c.teardown.abort();
-            throw e;
-        }
-        if (!c.states.change(ControllerState.CONNECTING, ControllerState.LIVE, "connected", null)) {
-            NvmeException f = c.teardown.failure();
-            c.teardown.abort();
-            throw f != null ? f : new NvmeTransportException("the controller failed while connecting");
-        }
-        LOG.log(Level.INFO, () -> "connected " + c);
+        new ControllerBringUp(c).open();
         return c;
     }
 
@@ -323,14 +304,7 @@ public final class Controller implements AutoCloseable {
      * @throws NvmeException if the controller has no active namespace
      */
     public Namespace namespace() throws NvmeException {
-        if (uri.nsid() != 0) {
-            return namespace(uri.nsid());
-        }
-        Map<Integer, Namespace> m = namespaces.current();
-        if (m.isEmpty()) {
-            throw new NvmeException(uri.connectNqn() + " has no active namespace");
-        }
-        return m.values().iterator().next();
+        return uri.nsid() != 0 ? namespaces.active(uri.nsid()) : namespaces.first();
     }
 
     /**
@@ -339,13 +313,7 @@ public final class Controller implements AutoCloseable {
      * @throws NvmeException if it is not active
      */
     public Namespace namespace(int nsid) throws NvmeException {
-        Map<Integer, Namespace> m = namespaces.current();
-        Namespace ns = m.get(nsid);
-        if (ns == null) {
-            throw new NvmeException("namespace " + Integer.toUnsignedString(nsid) + " is not active on "
-                    + uri.connectNqn() + " (active: " + m.keySet() + ")");
-        }
-        return ns;
+        return namespaces.active(nsid);
     }
 
     /** Adds a listener for namespace changes (see {@link NamespaceChangeListener} for the thread it runs on). */
@@ -385,17 +353,7 @@ public final class Controller implements AutoCloseable {
         if (size <= 0) {
             throw new IllegalArgumentException("size must be positive: " + size);
         }
-        CommandQueue a = queues.admin();
-        if (teardown.isClosed() || a == null) {
-            throw new NvmeTransportException("the controller is closed");
-        }
-        try {
-            return a.transport.allocateBuffer(size);
-        } catch (IOException e) {
-            throw new NvmeTransportException("cannot allocate a " + size + "-byte I/O buffer: " + e.getMessage(), e);
-        } catch (IllegalStateException e) {
-            throw new NvmeTransportException("cannot allocate an I/O buffer: " + e.getMessage(), e);
-        }
+        return queues.allocateBuffer(size);
     }
 
     // ---- failures (nvmeof-protocol.md §7.3) ----
@@ -442,20 +400,7 @@ public final class Controller implements AutoCloseable {
         if (authentication == null) {
             throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
         }
-        ControllerState s = state();
-        if (s != ControllerState.LIVE) {
-            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
-                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
-        }
-        try {
-            authentication.authenticate(queues.admin(), null);
-            for (CommandQueue q : queues.io()) {
-                authentication.authenticate(q, null);
-            }
-        } catch (NvmeAuthenticationException e) {
-            teardown.fail(e);
-            throw e;
-        }
+        authentication.reauthenticate();
     }
 
     /** The host's side of DH-HMAC-CHAP, or null without a secret. */
@@ -526,13 +471,7 @@ public final class Controller implements AutoCloseable {
      * is parked, and ctrl_loss_tmo or close() bounds the wait).
      */
     <T> T awaitIo(java.util.concurrent.CompletableFuture<T> f) throws NvmeException {
-        return AdminCommands.await(f, timeoutNanos, this::mayStillComplete);
-    }
-
-    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
-    private boolean mayStillComplete() {
-        ControllerState s = states.get();
-        return reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
+        return AdminCommands.await(f, timeoutNanos, recovery::mayStillComplete);
     }
 
     String hostPort() {

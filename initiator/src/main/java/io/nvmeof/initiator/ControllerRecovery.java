@@ -77,6 +77,12 @@ final class ControllerRecovery {
         return lastAttemptMillis;
     }
 
+    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
+    boolean mayStillComplete() {
+        ControllerState s = controller.states().get();
+        return controller.reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
+    }
+
     /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise (and always once LIVE again). */
     NvmeException fastFail() {
         NvmeException f = fastFail;
