@@ -5,7 +5,6 @@ import static io.nvmeof.perf.HtmlReport.ok;
 import static io.nvmeof.perf.ReportText.color;
 import static io.nvmeof.perf.ReportText.esc;
 import static io.nvmeof.perf.ReportText.niceStep;
-import static io.nvmeof.perf.ReportText.tick;
 
 import java.util.Locale;
 
@@ -55,33 +54,12 @@ final class CpuChart {
                         + "text-anchor=\"middle\">CPU per I/O (µs): initiator and target</text>\n",
                 width / 2));
         int pw = width - left - 16;
-        b.append(String.format(
-                Locale.ROOT,
-                "<rect class=\"plot-area\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                        + "fill=\"#fafafa\" stroke=\"#888\"/>\n",
-                left,
-                top,
-                pw,
-                ph));
+        ChartFrame.plotArea(b, left, top, pw, ph);
         for (double t = 0; t <= yMax * 1.0001; t += step) {
             double y = top + ph - ph * t / yMax;
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                            + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                    left,
-                    left + pw,
-                    y,
-                    y,
-                    left - 5,
-                    y + 4,
-                    tick(t)));
+            ChartFrame.gridLine(b, left, pw, y, t);
         }
-        b.append(String.format(
-                Locale.ROOT,
-                "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\" "
-                        + "font-size=\"12\">CPU µs per I/O</text>\n",
-                top + ph / 2));
+        ChartFrame.yAxisLabel(b, top, ph, "CPU µs per I/O");
         for (int p = 0; p < points; p++) {
             int gx = left + 12 + p * groupW;
             for (int i = 0; i < setups; i++) {

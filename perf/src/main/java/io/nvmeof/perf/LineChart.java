@@ -97,30 +97,13 @@ final class LineChart {
                 ? top + ph - ph * (Math.log10(v) - Math.log10(fMin)) / (Math.log10(fMax) - Math.log10(fMin))
                 : top + ph - ph * (v - fMin) / (fMax - fMin);
         // plot area, grid and y ticks
-        b.append(String.format(
-                Locale.ROOT,
-                "<rect class=\"plot-area\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                        + "fill=\"#fafafa\" stroke=\"#888\"/>\n",
-                left,
-                top,
-                pw,
-                ph));
+        ChartFrame.plotArea(b, left, top, pw, ph);
         for (double t : ticks) {
             if (t < yMin || t > yMax * 1.0001) {
                 continue;
             }
             double y = ypos.applyAsDouble(Math.max(t, logY ? yMin : 0));
-            b.append(String.format(
-                    Locale.ROOT,
-                    "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                            + "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                    left,
-                    left + pw,
-                    y,
-                    y,
-                    left - 5,
-                    y + 4,
-                    tick(t)));
+            ChartFrame.gridLine(b, left, pw, y, t);
         }
         // x positions
         int n = xs.length;
@@ -140,12 +123,7 @@ final class LineChart {
                 left + pw / 2,
                 top + ph + 34,
                 esc(xLabel)));
-        b.append(String.format(
-                Locale.ROOT,
-                "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\" "
-                        + "font-size=\"12\">%s</text>\n",
-                top + ph / 2,
-                esc(yLabel)));
+        ChartFrame.yAxisLabel(b, top, ph, yLabel);
         // series
         for (Series s : series) {
             StringBuilder path = new StringBuilder();
