@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,7 +44,7 @@ class NvmetDifferentialIT {
         Path script = PeerVm.copyResource(NvmetDifferentialIT.class, "/conformance/serve-nvmet-conformance.sh", work);
         int port = PeerVm.freePort();
         long t0 = System.nanoTime();
-        try (PeerVm.Running vm = peer.startServing(
+        try (RunningVm vm = peer.startServing(
                         script,
                         List.of(g.subNqn(), (g.bytes() >> 20) + "M", "3000"),
                         port,

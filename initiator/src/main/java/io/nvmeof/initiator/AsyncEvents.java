@@ -59,7 +59,7 @@ final class AsyncEvents {
     }
 
     private void submitRequest() {
-        if (!controller.isRunning()) {
+        if (!controller.teardown().isRunning()) {
             return;
         }
         // No timeout: the controller holds an AER until an event happens (nvmeof-protocol.md §3.6).
@@ -70,7 +70,7 @@ final class AsyncEvents {
             return;
         }
         f.whenComplete((c, err) -> {
-            if (err != null || !controller.isRunning()) {
+            if (err != null || !controller.teardown().isRunning()) {
                 return;
             }
             if (!c.ok()) {
@@ -97,7 +97,7 @@ final class AsyncEvents {
                         String.format("asynchronous event type %d info 0x%02x log 0x%02x ignored", type, info, lid));
             }
         } catch (NvmeException e) {
-            if (!controller.isClosing()) {
+            if (!controller.teardown().isClosing()) {
                 LOG.log(
                         Level.WARNING,
                         "handling asynchronous event 0x" + Integer.toHexString(dw0) + " failed: " + e.getMessage());

@@ -333,7 +333,7 @@ final class CommandSlot implements HostCommand {
     }
 
     private NvmeException transportError(Throwable cause) {
-        NvmeException reason = queue.controller.failureCause();
+        NvmeException reason = queue.controller.teardown().failure();
         if (reason == null) {
             reason = queue.closedCause;
         }

@@ -1,15 +1,11 @@
 package io.nvmeof.initiator;
 
 import io.nvmeof.core.spi.IoMode;
-import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -31,15 +27,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #state()}, {@link ControllerStateListener}. This object, its {@link Namespace}s and {@link BlockDevice}s stay
  * valid across reconnects.
  *
- * <p>This class is the public face and owns the lifecycle (open, fail, close); each part of the work is a
- * package-private class of its own: {@link ControllerBringUp}, {@link AdminCommands}, {@link ControllerRegisters},
- * {@link ControllerQueues}, {@link ControllerTimer}, {@link AsyncEvents}, {@link NamespaceScanner},
- * {@link DiscoveryLogReader}.
+ * <p>This class is the public face and owns its parts; each part of the work is a package-private class of its own:
+ * {@link ControllerBringUp}, {@link ControllerTeardown} (failure and shutdown), {@link AdminCommands},
+ * {@link ControllerRegisters}, {@link ControllerQueues}, {@link ControllerTimer}, {@link AsyncEvents},
+ * {@link NamespaceScanner}, {@link DiscoveryLogReader}.
  *
  * <p>Thread-safe. Namespaces may be used from any number of threads.
  */
 public final class Controller implements AutoCloseable {
-    private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final NvmeUri uri;
@@ -60,9 +55,7 @@ public final class Controller implements AutoCloseable {
      */
     private final HostAuthentication authentication;
 
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile boolean closing;
-    private volatile NvmeException failure;
+    private final ControllerTeardown teardown;
 
     /** CRDT1..3 in milliseconds once ACRE is enabled (Host Behavior Support), else null (RetryRules). */
     volatile int[] commandRetryDelays;
@@ -94,6 +87,7 @@ public final class Controller implements AutoCloseable {
         this.events = new AsyncEvents(this, namespaces, "nvmeof-ctrl-" + id + "-events");
         this.states = new ControllerStates(this, options.stateListeners(), "nvmeof-ctrl-" + id + "-state");
         this.recovery = new ControllerRecovery(this, "nvmeof-ctrl-" + id + "-reconnect");
+        this.teardown = new ControllerTeardown(this);
         DhchapKeys keys = options.dhchap() != null ? options.dhchap() : uri.dhchap();
         this.authentication = keys == null ? null : new HostAuthentication(this, keys);
     }
@@ -107,22 +101,7 @@ public final class Controller implements AutoCloseable {
                             + "namespace over all of them, or NvmeUri.paths() for one controller each");
         }
         Controller c = new Controller(uri, options);
-        try {
-            new ControllerBringUp(c).run();
-        } catch (NvmeException | RuntimeException | Error e) {
-            c.states.changeFromAny(
-                    ControllerState.FAILED,
-                    "connect failed: " + e.getMessage(),
-                    e instanceof NvmeException ne ? ne : new NvmeException(String.valueOf(e.getMessage()), e));
-            c.abort();
-            throw e;
-        }
-        if (!c.states.change(ControllerState.CONNECTING, ControllerState.LIVE, "connected", null)) {
-            NvmeException f = c.failure;
-            c.abort();
-            throw f != null ? f : new NvmeTransportException("the controller failed while connecting");
-        }
-        LOG.log(Level.INFO, () -> "connected " + c);
+        new ControllerBringUp(c).open();
         return c;
     }
 
@@ -325,14 +304,7 @@ public final class Controller implements AutoCloseable {
      * @throws NvmeException if the controller has no active namespace
      */
     public Namespace namespace() throws NvmeException {
-        if (uri.nsid() != 0) {
-            return namespace(uri.nsid());
-        }
-        Map<Integer, Namespace> m = namespaces.current();
-        if (m.isEmpty()) {
-            throw new NvmeException(uri.connectNqn() + " has no active namespace");
-        }
-        return m.values().iterator().next();
+        return uri.nsid() != 0 ? namespaces.active(uri.nsid()) : namespaces.first();
     }
 
     /**
@@ -341,13 +313,7 @@ public final class Controller implements AutoCloseable {
      * @throws NvmeException if it is not active
      */
     public Namespace namespace(int nsid) throws NvmeException {
-        Map<Integer, Namespace> m = namespaces.current();
-        Namespace ns = m.get(nsid);
-        if (ns == null) {
-            throw new NvmeException("namespace " + Integer.toUnsignedString(nsid) + " is not active on "
-                    + uri.connectNqn() + " (active: " + m.keySet() + ")");
-        }
-        return ns;
+        return namespaces.active(nsid);
     }
 
     /** Adds a listener for namespace changes (see {@link NamespaceChangeListener} for the thread it runs on). */
@@ -387,53 +353,19 @@ public final class Controller implements AutoCloseable {
         if (size <= 0) {
             throw new IllegalArgumentException("size must be positive: " + size);
         }
-        CommandQueue a = queues.admin();
-        if (closed.get() || a == null) {
-            throw new NvmeTransportException("the controller is closed");
-        }
-        try {
-            return a.transport.allocateBuffer(size);
-        } catch (IOException e) {
-            throw new NvmeTransportException("cannot allocate a " + size + "-byte I/O buffer: " + e.getMessage(), e);
-        } catch (IllegalStateException e) {
-            throw new NvmeTransportException("cannot allocate an I/O buffer: " + e.getMessage(), e);
-        }
+        return queues.allocateBuffer(size);
     }
 
     // ---- failures (nvmeof-protocol.md §7.3) ----
 
     /** The reason the controller failed, or null while it works. */
     public NvmeException failure() {
-        return failure;
+        return teardown.failure();
     }
 
     /** Whether the controller is connected and has not failed. */
     public boolean isOpen() {
-        return !closed.get() && failure == null;
-    }
-
-    /** ctrl_loss_tmo passed (or the controller came back as another one): FAILED, every waiting command fails. */
-    void lost(NvmeControllerLostException cause) {
-        fail(cause);
-    }
-
-    /** Fails the controller: closes every queue without writing CC (error recovery, nvmeof-protocol.md §7.3). Idempotent. */
-    void fail(NvmeException cause) {
-        synchronized (this) {
-            if (failure != null || closing) {
-                return;
-            }
-            failure = cause;
-        }
-        states.changeFromAny(ControllerState.FAILED, cause.getMessage(), cause);
-        LOG.log(
-                Level.WARNING,
-                "controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort() + " failed: "
-                        + cause.getMessage());
-        // The timeout scan keeps running: commands the transport never answers still need their deadline.
-        timer.stopKeepAlive();
-        recovery.shutdown();
-        queues.closeAll(cause);
+        return teardown.isOpen();
     }
 
     /** Successful reconnects so far (the perf report counts them). */
@@ -454,43 +386,6 @@ public final class Controller implements AutoCloseable {
         return commandRetryDelays;
     }
 
-    NvmeException failureCause() {
-        return failure;
-    }
-
-    /** Why a new command cannot be sent now, or null if it can. */
-    NvmeException unusable() {
-        NvmeException f = failure;
-        if (f != null) {
-            return f instanceof NvmeControllerLostException
-                    ? new NvmeControllerLostException(f.getMessage(), f)
-                    : new NvmeTransportException("controller failed: " + f.getMessage(), f);
-        }
-        if (closed.get()) {
-            return new NvmeTransportException("the controller is closed");
-        }
-        NvmeException fast = recovery.fastFail();
-        if (fast != null) {
-            return new NvmeFastIoFailException(fast.getMessage(), fast);
-        }
-        return null;
-    }
-
-    /** Neither closing nor failed: Keep Alive and AERs may go out. */
-    boolean isRunning() {
-        return !closing && failure == null;
-    }
-
-    /** Whether a Keep Alive may go out now: running and LIVE (not while reconnecting). */
-    boolean isLive() {
-        return isRunning() && states.get() == ControllerState.LIVE;
-    }
-
-    /** close() or a failed bring-up has started: queue closes and late completions are expected. */
-    boolean isClosing() {
-        return closing;
-    }
-
     // ---- in-band authentication (docs/security.md) ----
 
     /**
@@ -505,20 +400,7 @@ public final class Controller implements AutoCloseable {
         if (authentication == null) {
             throw new IllegalStateException("no dhchap_secret: this controller does not authenticate");
         }
-        ControllerState s = state();
-        if (s != ControllerState.LIVE) {
-            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
-                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
-        }
-        try {
-            authentication.authenticate(queues.admin(), null);
-            for (CommandQueue q : queues.io()) {
-                authentication.authenticate(q, null);
-            }
-        } catch (NvmeAuthenticationException e) {
-            fail(e);
-            throw e;
-        }
+        authentication.reauthenticate();
     }
 
     /** The host's side of DH-HMAC-CHAP, or null without a secret. */
@@ -556,6 +438,11 @@ public final class Controller implements AutoCloseable {
         return events;
     }
 
+    /** Failure and shutdown: the closed, closing and failed state the parts ask about. */
+    ControllerTeardown teardown() {
+        return teardown;
+    }
+
     /** The I/O queue for the calling thread: by thread ID, so one thread always uses one queue. */
     CommandQueue ioQueue() {
         return queues.forCurrentThread();
@@ -584,13 +471,7 @@ public final class Controller implements AutoCloseable {
      * is parked, and ctrl_loss_tmo or close() bounds the wait).
      */
     <T> T awaitIo(java.util.concurrent.CompletableFuture<T> f) throws NvmeException {
-        return AdminCommands.await(f, timeoutNanos, this::mayStillComplete);
-    }
-
-    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
-    private boolean mayStillComplete() {
-        ControllerState s = states.get();
-        return reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
+        return AdminCommands.await(f, timeoutNanos, recovery::mayStillComplete);
     }
 
     String hostPort() {
@@ -606,44 +487,7 @@ public final class Controller implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        NvmeTransportException cause = new NvmeTransportException("the controller was closed");
-        boolean orderly;
-        synchronized (this) {
-            orderly = failure == null;
-            closing = true;
-        }
-        timer.stopKeepAlive();
-        recovery.shutdown();
-        orderly &= states.get() == ControllerState.LIVE;
-        queues.closeIo(cause);
-        if (orderly && registers.enabled() && queues.admin() != null) {
-            try {
-                registers.shutdown();
-            } catch (NvmeException e) {
-                LOG.log(Level.WARNING, "orderly shutdown of controller " + cntlid + " failed: " + e.getMessage());
-            }
-        }
-        queues.closeAdmin(cause);
-        timer.shutdown();
-        events.shutdown();
-        namespaces.deactivateAll();
-        states.changeFromAny(ControllerState.DELETED, "closed", null);
-        states.shutdown();
-        LOG.log(Level.INFO, () -> "closed controller " + cntlid + " of " + uri.connectNqn() + " at " + hostPort());
-    }
-
-    /** Closes whatever a failed bring-up opened, without a shutdown handshake. */
-    private void abort() {
-        closed.set(true);
-        closing = true;
-        recovery.shutdown();
-        queues.closeAll(new NvmeTransportException("connect failed"));
-        timer.shutdown();
-        events.shutdown();
-        states.shutdown();
+        teardown.close();
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.nvmeof.core.spi.Transport;
 import io.nvmeof.core.tls.TlsPsk;
 import io.nvmeof.core.wire.ConnectData;
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -20,10 +21,12 @@ import java.nio.ByteOrder;
  * CAP, the enable handshake, Identify Controller with the host checks of §7.5, Keep Alive, Set Features Number of
  * Queues and one Connect per I/O queue, Asynchronous Event Requests when OAES allows, and the namespace scan.
  *
- * <p>Runs once, on the connecting thread. It only opens and records; on a failure {@link Controller#open} closes
+ * <p>Runs once, on the connecting thread. {@link #run} only opens and records; on a failure {@link #open} closes
  * whatever was opened.
  */
 final class ControllerBringUp {
+    private static final System.Logger LOG = System.getLogger("io.nvmeof.initiator");
+
     /** Admin queue entries: 32 (SQSIZE 31), Linux's NVME_AQ_DEPTH (nvmeof-protocol.md §8). */
     static final int ADMIN_QUEUE_SIZE = 32;
     /** Number of Queues (Set Features FID 0x07, nvmeof-protocol.md §3.4). */
@@ -45,6 +48,31 @@ final class ControllerBringUp {
         this.controller = controller;
         this.uri = controller.uri();
         this.commands = controller.commands();
+    }
+
+    /**
+     * {@link #run}, then LIVE; on any failure the controller is FAILED and everything opened so far is closed again
+     * ({@link ControllerTeardown#abort}) before the exception goes to the caller.
+     */
+    void open() throws NvmeException {
+        try {
+            run();
+        } catch (NvmeException | RuntimeException | Error e) {
+            controller
+                    .states()
+                    .changeFromAny(
+                            ControllerState.FAILED,
+                            "connect failed: " + e.getMessage(),
+                            e instanceof NvmeException ne ? ne : new NvmeException(String.valueOf(e.getMessage()), e));
+            controller.teardown().abort();
+            throw e;
+        }
+        if (!controller.states().change(ControllerState.CONNECTING, ControllerState.LIVE, "connected", null)) {
+            NvmeException f = controller.teardown().failure();
+            controller.teardown().abort();
+            throw f != null ? f : new NvmeTransportException("the controller failed while connecting");
+        }
+        LOG.log(Level.INFO, () -> "connected " + controller);
     }
 
     void run() throws NvmeException {

@@ -4,6 +4,7 @@ import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.spi.HostQueueOptions;
 import io.nvmeof.core.spi.Transport;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -138,6 +139,21 @@ final class ControllerQueues {
             n += q.failParked(nsid, cause);
         }
         return n;
+    }
+
+    /** An I/O buffer from the transport ({@link Controller#allocateBuffer}): registered memory over NVMe/RDMA. */
+    ByteBuffer allocateBuffer(int size) throws NvmeException {
+        CommandQueue a = admin;
+        if (controller.teardown().isClosed() || a == null) {
+            throw new NvmeTransportException("the controller is closed");
+        }
+        try {
+            return a.transport.allocateBuffer(size);
+        } catch (IOException e) {
+            throw new NvmeTransportException("cannot allocate a " + size + "-byte I/O buffer: " + e.getMessage(), e);
+        } catch (IllegalStateException e) {
+            throw new NvmeTransportException("cannot allocate an I/O buffer: " + e.getMessage(), e);
+        }
     }
 
     /** The admin queue, or null before it is open. */

@@ -77,6 +77,12 @@ final class ControllerRecovery {
         return lastAttemptMillis;
     }
 
+    /** Whether a command without an outcome yet may still get one later: reconnecting (or retrying), not lost. */
+    boolean mayStillComplete() {
+        ControllerState s = controller.states().get();
+        return controller.reconnects() && (s == ControllerState.LIVE || s == ControllerState.RECONNECTING);
+    }
+
     /** Set once fast_io_fail_tmo passed while reconnecting; null otherwise (and always once LIVE again). */
     NvmeException fastFail() {
         NvmeException f = fastFail;
@@ -129,16 +135,18 @@ final class ControllerRecovery {
             LOG.log(Level.INFO, () -> controller + ": reconnect attempt " + n + " failed: " + e.getMessage());
             controller.queues().disconnectAll();
             if (e instanceof NvmeControllerLostException lost) {
-                controller.lost(lost);
+                controller.teardown().fail(lost);
                 return;
             }
             if (e instanceof NvmeAuthenticationException auth && auth.keyRejected()) {
                 // The Linux host does not reconnect after -EKEYREJECTED (nvmf_should_reconnect): the same secrets
                 // would be refused again. Other authentication failures are failed attempts like any other.
-                controller.lost(new NvmeControllerLostException(
-                        "controller lost: reconnect attempt " + n + " to " + controller.hostPort()
-                                + " failed DH-HMAC-CHAP with a rejected key, not retried: " + e.getMessage(),
-                        auth));
+                controller
+                        .teardown()
+                        .fail(new NvmeControllerLostException(
+                                "controller lost: reconnect attempt " + n + " to " + controller.hostPort()
+                                        + " failed DH-HMAC-CHAP with a rejected key, not retried: " + e.getMessage(),
+                                auth));
                 return;
             }
             scheduleAttempt();
@@ -181,11 +189,14 @@ final class ControllerRecovery {
             return;
         }
         Duration loss = controller.ctrlLossTimeout();
-        controller.lost(new NvmeControllerLostException(
-                "controller lost: not reconnected to " + controller.hostPort() + " within ctrl_loss_tmo "
-                        + loss.toMillis() + " ms (" + attempts + " attempt(s); last error: " + describe(lastError)
-                        + ")",
-                lastError));
+        controller
+                .teardown()
+                .fail(new NvmeControllerLostException(
+                        "controller lost: not reconnected to " + controller.hostPort() + " within ctrl_loss_tmo "
+                                + loss.toMillis() + " ms (" + attempts + " attempt(s); last error: "
+                                + describe(lastError)
+                                + ")",
+                        lastError));
     }
 
     private static String describe(NvmeException e) {
@@ -218,7 +229,7 @@ final class ControllerRecovery {
      * that is no longer the queue's (an old one, closed by a reconnect) is ignored, as is any while reconnecting.
      */
     void connectionLost(CommandQueue q, HostQueue connection, NvmeException cause) {
-        if (controller.isClosing() || q == null) {
+        if (controller.teardown().isClosing() || q == null) {
             return;
         }
         if ((q.qid == 0 && controller.queues().admin() != q) || (connection != null && q.transport != connection)) {
@@ -226,10 +237,12 @@ final class ControllerRecovery {
         }
         ControllerState s = controller.states().get();
         if (s == ControllerState.CONNECTING || (s == ControllerState.LIVE && !controller.reconnects())) {
-            controller.fail(
-                    cause instanceof NvmeTimeoutException
-                            ? new NvmeTimeoutException("controller failed: " + cause.getMessage())
-                            : cause);
+            controller
+                    .teardown()
+                    .fail(
+                            cause instanceof NvmeTimeoutException
+                                    ? new NvmeTimeoutException("controller failed: " + cause.getMessage())
+                                    : cause);
         } else if (s == ControllerState.LIVE
                 && controller
                         .states()
@@ -252,7 +265,7 @@ final class ControllerRecovery {
 
     /** A queue closed on its own (connection lost, target closed it). */
     void queueClosed(CommandQueue q, HostQueue connection, Throwable cause) {
-        if (controller.isClosing()) {
+        if (controller.teardown().isClosing()) {
             return;
         }
         connectionLost(
@@ -269,8 +282,8 @@ final class ControllerRecovery {
         // This loss's timers, taken before LIVE: a new loss may start (and set its own) as soon as the state is LIVE.
         ScheduledFuture<?> loss = lossTimer;
         ScheduledFuture<?> fast = fastFailTimer;
-        synchronized (controller) { // against Controller.fail and close
-            if (controller.isClosing() || controller.failureCause() != null) {
+        synchronized (controller) { // against ControllerTeardown.fail and close
+            if (controller.teardown().isClosing() || controller.teardown().failure() != null) {
                 return false;
             }
             if (!controller.states().change(ControllerState.RECONNECTING, ControllerState.LIVE, reason, null)) {
@@ -296,11 +309,11 @@ final class ControllerRecovery {
 
     /** Why a parked command must fail now, or null while it may wait: lost, closed, or fast_io_fail_tmo passed. */
     NvmeException parkedFailure() {
-        NvmeException f = controller.failureCause();
+        NvmeException f = controller.teardown().failure();
         if (f != null) {
             return f;
         }
-        if (controller.isClosing()) {
+        if (controller.teardown().isClosing()) {
             return new NvmeTransportException("the controller was closed");
         }
         return fastFail();

@@ -48,7 +48,7 @@ final class ControllerTimer {
     }
 
     private void sendKeepAlive(long katoMillis) {
-        if (!controller.isLive()) {
+        if (!controller.teardown().isLive()) {
             return;
         }
         // The Keep Alive itself times out after KATO, which starts the error recovery like Linux's
@@ -61,7 +61,7 @@ final class ControllerTimer {
             return; // every admin slot busy: the controller sees traffic anyway; try at the next period
         }
         f.whenComplete((c, err) -> {
-            if (controller.isClosing()) {
+            if (controller.teardown().isClosing()) {
                 return;
             }
             if (err != null) {

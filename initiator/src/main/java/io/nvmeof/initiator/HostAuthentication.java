@@ -51,6 +51,27 @@ final class HostAuthentication {
      * Runs one DH-HMAC-CHAP transaction on {@code q}, its commands one after the other in {@code slot} (null: any
      * free slot of the queue).
      */
+    /**
+     * Re-authentication ({@link Controller#reauthenticate}, NVMe Base 2.0 §8.13): the admin queue, then every I/O
+     * queue; only while LIVE. A failure fails the controller.
+     */
+    void reauthenticate() throws NvmeException {
+        ControllerState s = controller.state();
+        if (s != ControllerState.LIVE) {
+            throw new NvmeTransportException("cannot re-authenticate a controller that is " + s
+                    + (s == ControllerState.RECONNECTING ? " (the reconnect authenticates every new queue)" : ""));
+        }
+        try {
+            authenticate(controller.queues().admin(), null);
+            for (CommandQueue q : controller.queues().io()) {
+                authenticate(q, null);
+            }
+        } catch (NvmeAuthenticationException e) {
+            controller.teardown().fail(e);
+            throw e;
+        }
+    }
+
     void authenticate(CommandQueue q, CommandSlot slot) throws NvmeException {
         AdminCommands commands = controller.commands();
         String hostNqn = controller.host().hostNqn();

@@ -402,7 +402,7 @@ public final class Namespace implements BlockNamespace {
         if (callback == null) {
             throw new IllegalArgumentException("no callback");
         }
-        NvmeException dead = controller.unusable();
+        NvmeException dead = controller.teardown().unusable();
         if (dead == null && !origin.active) {
             dead = new NvmeException("namespace " + nsid + " is no longer active");
         }

@@ -37,6 +37,26 @@ final class NamespaceScanner {
         return namespaces;
     }
 
+    /** The active namespace {@code nsid} ({@link Controller#namespace(int)}). */
+    Namespace active(int nsid) throws NvmeException {
+        Map<Integer, Namespace> m = namespaces;
+        Namespace ns = m.get(nsid);
+        if (ns == null) {
+            throw new NvmeException("namespace " + Integer.toUnsignedString(nsid) + " is not active on "
+                    + controller.uri().connectNqn() + " (active: " + m.keySet() + ")");
+        }
+        return ns;
+    }
+
+    /** The active namespace of the lowest NSID ({@link Controller#namespace()}). */
+    Namespace first() throws NvmeException {
+        Map<Integer, Namespace> m = namespaces;
+        if (m.isEmpty()) {
+            throw new NvmeException(controller.uri().connectNqn() + " has no active namespace");
+        }
+        return m.values().iterator().next();
+    }
+
     void addListener(NamespaceChangeListener listener) {
         listeners.add(listener);
     }

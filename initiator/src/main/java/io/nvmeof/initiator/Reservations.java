@@ -132,7 +132,7 @@ public final class Reservations {
 
     private void send(NvmOpcode opcode, int cdw10, int cdw11, ByteBuffer data) throws NvmeException {
         Controller controller = namespace.controller();
-        NvmeException dead = controller.unusable();
+        NvmeException dead = controller.teardown().unusable();
         if (dead != null) {
             throw dead;
         }

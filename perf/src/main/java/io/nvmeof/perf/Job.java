@@ -7,10 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.BitSet;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import java.util.zip.CRC32C;
 
 /**
  * One fio job: its own thread, its own controller connection with one I/O queue, {@code iodepth} I/O units with
@@ -24,14 +22,13 @@ import java.util.zip.CRC32C;
  * I/O costs two {@code System.nanoTime()} calls.
  *
  * <p>{@code --verify} and {@code --rate_iops} runs are driven by the job thread: completions only stamp the time and
- * hand the unit back through a bounded lock-free queue, and the job thread does the accounting and the checks.
+ * hand the unit back through a bounded lock-free queue ({@link CompletionRing}), and the job thread does the
+ * accounting and the checks ({@link VerifyPattern}).
+ *
+ * <p>This class owns the I/O units ({@link IoUnit}) and runs the three modes; the block format of {@code --verify}
+ * and the hand-back queue are classes of their own, owned by the job.
  */
 final class Job implements IoCallback, Runnable {
-    /** Bytes 0–3 of a verify block: ASCII "NVPV". */
-    static final int VERIFY_MAGIC = 'N' | ('V' << 8) | ('P' << 16) | ('V' << 24);
-
-    static final int VERIFY_HEADER = 16;
-
     final int index;
     final String name;
     private final Workload w;
@@ -40,15 +37,11 @@ final class Job implements IoCallback, Runnable {
     private final int blocksPerIo;
     private final long regionStart;
     private final long units;
-    private final Unit[] io;
+    private final IoUnit[] io;
     private final int[] free;
     private int freeTop;
     private int inflight;
-    private final AtomicIntegerArray ring;
-    private final int mask;
-    private final AtomicLong tail = new AtomicLong();
-    private long head;
-    private volatile boolean parked;
+    private final CompletionRing ring;
     private volatile Thread thread;
     private final SplittableRandom rng;
     private long readCursor;
@@ -83,28 +76,7 @@ final class Job implements IoCallback, Runnable {
     private final int[] order;
     private int writesIssued;
     private final BitSet written;
-    private final CRC32C crc = new CRC32C();
-    private long generation;
-
-    static final class Unit {
-        final int index;
-        final ByteBuffer buf;
-        final ByteBuffer view;
-        boolean isRead;
-        boolean check;
-        long unit;
-        long lba;
-        long t0;
-        long t1;
-        long tc;
-        NvmeException error;
-
-        Unit(int index, ByteBuffer buf) {
-            this.index = index;
-            this.buf = buf;
-            this.view = buf.duplicate().order(ByteOrder.LITTLE_ENDIAN);
-        }
-    }
+    private final VerifyPattern pattern;
 
     Job(int index, Workload w, BlockNamespace ns, long regionStart, long regionBytes, long seed)
             throws io.nvmeof.initiator.NvmeException {
@@ -119,7 +91,7 @@ final class Job implements IoCallback, Runnable {
         this.rng = new SplittableRandom(seed);
         this.inline = !w.verify() && w.rateIops() <= 0;
         int depth = w.iodepth();
-        this.io = new Unit[depth];
+        this.io = new IoUnit[depth];
         this.free = new int[depth];
         // From the controller: over NVMe/RDMA registered memory, so every unit (a slice) moves with no host copy.
         ByteBuffer all = ns.allocateBuffer((depth * w.bs() + 4096) / blockSize).order(ByteOrder.LITTLE_ENDIAN);
@@ -129,12 +101,11 @@ final class Job implements IoCallback, Runnable {
             for (int j = 0; j + 8 <= w.bs(); j += 8) {
                 b.putLong(j, rng.nextLong()); // random data, written as is (fio's default buffer contents)
             }
-            io[i] = new Unit(i, b);
+            io[i] = new IoUnit(i, b);
             free[freeTop++] = depth - 1 - i;
         }
-        int cap = Integer.highestOneBit(Math.max(2, depth) * 2 - 1);
-        this.ring = new AtomicIntegerArray(cap);
-        this.mask = cap - 1;
+        this.ring = new CompletionRing(depth);
+        this.pattern = w.verify() ? new VerifyPattern(index, ns, blockSize, blocksPerIo) : null;
         if (w.verify()) {
             if (units > 256L << 20) {
                 throw new IllegalArgumentException("--verify keeps a map of the region: at most " + (256L << 20)
@@ -167,31 +138,31 @@ final class Job implements IoCallback, Runnable {
 
     @Override
     public void completed(Object attachment) {
-        Unit u = (Unit) attachment;
+        IoUnit u = (IoUnit) attachment;
         u.tc = System.nanoTime();
         if (inline) {
             completeInline(u);
         } else {
-            handBack(u.index);
+            ring.handBack(u.index, thread);
         }
     }
 
     @Override
     public void failed(NvmeException error, Object attachment) {
-        Unit u = (Unit) attachment;
+        IoUnit u = (IoUnit) attachment;
         u.tc = System.nanoTime();
         u.error = error;
         if (inline) {
             completeInline(u);
         } else {
-            handBack(u.index);
+            ring.handBack(u.index, thread);
         }
     }
 
     // ---- completion-driven mode: everything below runs on the queue's thread ----
 
     /** Accounts for {@code u} and reissues it (same buffer) while the run lasts. */
-    private void completeInline(Unit u) {
+    private void completeInline(IoUnit u) {
         long now = u.tc;
         if (!sampling && now - measureStart >= 0) {
             sampling = true;
@@ -213,7 +184,7 @@ final class Job implements IoCallback, Runnable {
     }
 
     /** Issues {@code u} with the non-waiting callback form; false (and a failure) if no slot was free. */
-    private boolean issueInline(Unit u, boolean isRead, long unit, long t0) {
+    private boolean issueInline(IoUnit u, boolean isRead, long unit, long t0) {
         u.isRead = isRead;
         u.unit = unit;
         u.lba = (regionStart + unit * w.bs()) / blockSize;
@@ -232,26 +203,6 @@ final class Job implements IoCallback, Runnable {
         }
         u.t1 = System.nanoTime(); // the completion runs on this thread, so never before this line
         return true;
-    }
-
-    /** Bounded MPSC queue: at most iodepth entries are ever in it, the capacity is larger, so it never fills. */
-    private void handBack(int index) {
-        long t = tail.getAndIncrement();
-        ring.set((int) (t & mask), index + 1);
-        if (parked) {
-            LockSupport.unpark(thread);
-        }
-    }
-
-    private int poll() {
-        int at = (int) (head & mask);
-        int v = ring.get(at);
-        if (v == 0) {
-            return -1;
-        }
-        ring.lazySet(at, 0);
-        head++;
-        return v - 1;
     }
 
     // ---- the job thread ----
@@ -292,7 +243,7 @@ final class Job implements IoCallback, Runnable {
         freeTop = 0;
         inlineInflight = depth; // before any submission: completions decrement it on the queue's thread
         for (int i = 0; i < depth; i++) {
-            Unit u = io[i];
+            IoUnit u = io[i];
             u.isRead = firstIsRead[i];
             u.unit = firstUnit[i];
             u.lba = (regionStart + u.unit * w.bs()) / blockSize;
@@ -361,7 +312,7 @@ final class Job implements IoCallback, Runnable {
                 if (!measuring) {
                     wake = Math.min(wake, Math.max(rampEnd, now + 1_000_000L));
                 }
-                await(wake - now);
+                ring.await(wake - now);
             }
         }
         read.tick(end);
@@ -398,7 +349,7 @@ final class Job implements IoCallback, Runnable {
                 break;
             }
             if (!did) {
-                await(rateWait(nextIssue, rateGap, now));
+                ring.await(rateWait(nextIssue, rateGap, now));
             }
         }
         long mid = System.nanoTime();
@@ -419,7 +370,7 @@ final class Job implements IoCallback, Runnable {
                 break;
             }
             if (!did) {
-                await(rateWait(nextIssue, rateGap, now));
+                ring.await(rateWait(nextIssue, rateGap, now));
             }
         }
         long done = System.nanoTime();
@@ -454,7 +405,7 @@ final class Job implements IoCallback, Runnable {
     }
 
     private void issue(boolean isRead, long unit, boolean forceCheck) {
-        Unit u = io[free[--freeTop]];
+        IoUnit u = io[free[--freeTop]];
         u.isRead = isRead;
         u.unit = unit;
         u.lba = (regionStart + unit * w.bs()) / blockSize;
@@ -463,7 +414,7 @@ final class Job implements IoCallback, Runnable {
             if (isRead) {
                 u.check = forceCheck || written.get((int) unit);
             } else {
-                fillVerify(u);
+                pattern.fill(u);
             }
         }
         inflight++;
@@ -479,7 +430,7 @@ final class Job implements IoCallback, Runnable {
     private int drain() {
         int n = 0;
         int i;
-        while ((i = poll()) >= 0) {
+        while ((i = ring.poll()) >= 0) {
             complete(io[i]);
             n++;
         }
@@ -496,24 +447,24 @@ final class Job implements IoCallback, Runnable {
             return;
         }
         while (inflight > 0 && System.nanoTime() < limit) {
-            int i = poll();
+            int i = ring.poll();
             if (i >= 0) {
                 inflight--;
                 free[freeTop++] = i;
             } else {
-                await(1_000_000L);
+                ring.await(1_000_000L);
             }
         }
     }
 
-    private void complete(Unit u) {
+    private void complete(IoUnit u) {
         inflight--;
         free[freeTop++] = u.index;
         account(u);
     }
 
     /** Failure, progress, verify and latency accounting of a completed unit, on whichever thread owns the stats. */
-    private void account(Unit u) {
+    private void account(IoUnit u) {
         if (u.error != null) {
             if (failure == null) {
                 failure = (u.isRead ? "read" : "write") + " of " + blocksPerIo + " block(s) at LBA " + u.lba
@@ -526,7 +477,7 @@ final class Job implements IoCallback, Runnable {
         if (w.verify()) {
             if (u.isRead) {
                 if (u.check) {
-                    String bad = check(u);
+                    String bad = pattern.check(u);
                     if (bad != null && failure == null) {
                         failure = bad;
                     }
@@ -541,75 +492,5 @@ final class Job implements IoCallback, Runnable {
         long lat = u.tc - u.t0;
         long clat = Math.max(0, u.tc - u.t1);
         (u.isRead ? read : write).record(slat, clat, lat, w.bs(), u.tc);
-    }
-
-    private void await(long nanos) {
-        // spin briefly (a completion is often microseconds away), then park until a completion unparks us
-        for (int i = 0; i < 64; i++) {
-            if (ring.get((int) (head & mask)) != 0) {
-                return;
-            }
-            Thread.onSpinWait();
-        }
-        parked = true;
-        if (ring.get((int) (head & mask)) == 0) {
-            LockSupport.parkNanos(Math.max(1000, Math.min(nanos, 50_000_000L)));
-        }
-        parked = false;
-    }
-
-    // ---- verify ----
-
-    /** Every block: "NVPV", CRC32C of bytes 16.., its LBA, then pseudo-random data unique to this write. */
-    private void fillVerify(Unit u) {
-        ByteBuffer b = u.buf;
-        for (int k = 0; k < blocksPerIo; k++) {
-            int base = k * blockSize;
-            long x = (u.lba + k) * 0x9E3779B97F4A7C15L ^ ++generation ^ (long) index << 56;
-            for (int j = VERIFY_HEADER; j < blockSize; j += 8) {
-                x ^= x << 13;
-                x ^= x >>> 7;
-                x ^= x << 17;
-                b.putLong(base + j, x);
-            }
-            b.putLong(base + 8, u.lba + k);
-            b.putInt(base, VERIFY_MAGIC);
-            b.putInt(base + 4, crcOf(u, base));
-        }
-    }
-
-    private int crcOf(Unit u, int base) {
-        ByteBuffer v = u.view;
-        v.limit(base + blockSize).position(base + VERIFY_HEADER);
-        crc.reset();
-        crc.update(v);
-        v.clear();
-        return (int) crc.getValue();
-    }
-
-    /** Checks every block of a read unit; returns a message naming the first bad LBA, or null. */
-    private String check(Unit u) {
-        ByteBuffer b = u.buf;
-        for (int k = 0; k < blocksPerIo; k++) {
-            int base = k * blockSize;
-            long lba = u.lba + k;
-            int magic = b.getInt(base);
-            long storedLba = b.getLong(base + 8);
-            if (magic != VERIFY_MAGIC || storedLba != lba) {
-                return String.format(
-                        "verify failed at LBA %d (byte offset %d, namespace %d): bad header: magic 0x%08x "
-                                + "(expected 0x%08x \"NVPV\"), LBA field %d (expected %d)",
-                        lba, lba * blockSize, ns.nsid(), magic, VERIFY_MAGIC, storedLba, lba);
-            }
-            int stored = b.getInt(base + 4);
-            int actual = crcOf(u, base);
-            if (stored != actual) {
-                return String.format(
-                        "verify failed at LBA %d (byte offset %d, namespace %d): crc32c mismatch: header "
-                                + "0x%08x, data 0x%08x",
-                        lba, lba * blockSize, ns.nsid(), stored, actual);
-            }
-        }
-        return null;
     }
 }

@@ -235,7 +235,7 @@ class RunTest {
                     long lba = (4L << 20) / 4096 + 37;
                     ns.read(lba, 1, b);
                     assertEquals(
-                            Job.VERIFY_MAGIC,
+                            VerifyPattern.VERIFY_MAGIC,
                             b.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(0),
                             "written by the job");
                     b.put(2000, (byte) (b.get(2000) ^ 0x10));

@@ -24,6 +24,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -159,7 +160,7 @@ class LinuxDhchapIT {
                     FACT_KEY,
                     newKey.encode());
             Path job = work.resolve("job");
-            try (PeerVm.Running vm = peer.start(script, args, fwd, 4420, Duration.ofMinutes(30), job)) {
+            try (RunningVm vm = peer.start(script, args, fwd, 4420, Duration.ofMinutes(30), job)) {
                 // Re-authentication: the host key changes on the target, then the kernel is given it (sysfs).
                 vm.await("^REAUTH READY", Duration.ofMinutes(15));
                 target.setHostAuth(

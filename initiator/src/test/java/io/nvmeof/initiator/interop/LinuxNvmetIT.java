@@ -26,6 +26,7 @@ import io.nvmeof.initiator.NvmeStatusException;
 import io.nvmeof.initiator.NvmeTransportException;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import io.nvmeof.testsupport.ObservedTransport;
 import io.nvmeof.testsupport.TcpProxy;
 import java.io.IOException;
@@ -150,7 +151,7 @@ class LinuxNvmetIT {
     };
 
     private Path work;
-    private PeerVm.Running vm;
+    private RunningVm vm;
     private int port;
     private String base;
     private Set<Thread> threadsBefore;

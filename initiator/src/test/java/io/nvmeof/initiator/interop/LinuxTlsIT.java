@@ -18,6 +18,7 @@ import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.target.config.TlsKeyConfig;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -114,7 +115,7 @@ class LinuxTlsIT {
         int fwd = PeerVm.freePort();
         boolean passed = false;
         try (NvmeTarget target = NvmeTarget.start(config);
-                PeerVm.Running vm = peer.startServing(
+                RunningVm vm = peer.startServing(
                         script,
                         List.of(
                                 Integer.toString(portA),

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.nvmeof.core.command.AnaState;
 import io.nvmeof.initiator.NvmeUri;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,7 +38,7 @@ class LinuxNvmetMultipathIT {
     static final Duration PHASE = Duration.ofSeconds(3);
     static final Duration STEP_MAX = Duration.ofSeconds(90);
 
-    private PeerVm.Running vm;
+    private RunningVm vm;
     private int commands;
 
     @Test

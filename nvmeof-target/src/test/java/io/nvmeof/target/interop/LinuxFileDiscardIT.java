@@ -10,6 +10,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,7 +57,7 @@ class LinuxFileDiscardIT {
             Path script = PeerVm.copyResource(LinuxFileDiscardIT.class, "/interop/linux-file-discard.sh", work);
             List<String> args = List.of("10.0.2.2", Integer.toString(port), NQN);
             System.out.println("peer VM: " + vm.dir() + " run.sh --no-fwd " + script + " " + args);
-            try (PeerVm.Running guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
+            try (RunningVm guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
                 guest.await("^WRITTEN$", STEP_MAX);
                 long written = diskBytes(file);
                 target.addNamespace(NQN, NamespaceConfig.of(2, MIB)); // tells the guest to go on

@@ -12,6 +12,7 @@ import io.nvmeof.target.rpc.Management;
 import io.nvmeof.target.rpc.RpcClient;
 import io.nvmeof.target.rpc.RpcServer;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -66,7 +67,7 @@ class LinuxLiveChangesIT {
             Path script = PeerVm.copyResource(LinuxLiveChangesIT.class, "/interop/linux-rpc-live.sh", work);
             List<String> args = List.of("10.0.2.2", Integer.toString(port), NQN, Integer.toString(newPort));
             System.out.println("peer VM: " + vm.dir() + " run.sh --no-fwd " + script + " " + args);
-            try (PeerVm.Running guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
+            try (RunningVm guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
                 await(guest, "READY ADD");
                 int cntlid = target.subsystem(NQN).controllers().get(0).cntlid();
                 rpc.call(
@@ -106,7 +107,7 @@ class LinuxLiveChangesIT {
         return JSON.readTree(text);
     }
 
-    private static Matcher await(PeerVm.Running guest, String regex) throws InterruptedException {
+    private static Matcher await(RunningVm guest, String regex) throws InterruptedException {
         return guest.await("^" + regex + "$", STEP_MAX);
     }
 }

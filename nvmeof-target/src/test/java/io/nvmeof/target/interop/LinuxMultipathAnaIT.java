@@ -13,6 +13,7 @@ import io.nvmeof.target.config.NamespaceConfig;
 import io.nvmeof.target.config.SubsystemConfig;
 import io.nvmeof.target.config.TargetConfig;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -70,7 +71,7 @@ class LinuxMultipathAnaIT {
             List<String> args = List.of("10.0.2.2", Integer.toString(port1), Integer.toString(port2), NQN, "8M");
             System.out.println("peer VM: " + vm.dir() + " run.sh --no-fwd " + script + " " + args);
             List<String> phases = new ArrayList<>();
-            try (PeerVm.Running guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
+            try (RunningVm guest = vm.start(script, args, List.of("--no-fwd"), Duration.ofMinutes(20), job)) {
                 for (String round : ROUNDS) {
                     for (int k = 1; k <= PHASES; k++) {
                         awaitLine(guest, "FLIP " + round + " " + k);
@@ -129,7 +130,7 @@ class LinuxMultipathAnaIT {
         }
     }
 
-    private static void awaitLine(PeerVm.Running guest, String line) throws InterruptedException {
+    private static void awaitLine(RunningVm guest, String line) throws InterruptedException {
         guest.await("^" + Pattern.quote(line) + "$", STEP_MAX);
     }
 

@@ -1,9 +1,7 @@
 package io.nvmeof.testkit.peervm;
 
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -11,17 +9,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,8 +31,8 @@ import java.util.stream.Stream;
  *   <li>{@link #run}: boot a VM, run a script in it to completion, get its exit status and output (the guest
  *       is the host side of the test, or runs JVMs of ours itself);</li>
  *   <li>{@link #start}: boot a VM in the background that serves something (nvmet) through a hostfwd port; the script
- *       prints a line the test waits for ({@link Running#await}, e.g. {@code PEERVM READY}) and ends when the test
- *       creates {@code stop} in the job dir ({@link Running#stop}, {@link Running#close}).</li>
+ *       prints a line the test waits for ({@link RunningVm#await}, e.g. {@code PEERVM READY}) and ends when the test
+ *       creates {@code stop} in the job dir ({@link RunningVm#stop}, {@link RunningVm#close}).</li>
  * </ul>
  *
  * <p><b>Boot watchdog.</b> Every start waits for the guest's PID 1 ({@code peer-vm/guest/peer-init}) to write
@@ -55,6 +49,10 @@ import java.util.stream.Stream;
  *
  * <p>For tests only: the modules take this with {@code <scope>test</scope>}. A directory holding a stand-in
  * {@code run.sh} ({@link #at}) and another image cache ({@link #withCache}) let the watchdog be tested without QEMU.
+ *
+ * <p>This class is the launcher the tests see (which VM, run, start, the test helpers) and owns its settings; the
+ * boot watchdog is {@link BootWatchdog}, the image build {@link ImageBuild}, killing our processes and waiting for
+ * other VMs {@link VmProcesses}.
  */
 public final class PeerVm {
     /** The guests of {@code interop/peer-vm/guests/} the tests name; {@link #guest(String)} takes any other recipe. */
@@ -99,10 +97,6 @@ public final class PeerVm {
     public static final String RETRY_APPEND = "loglevel=7";
 
     public static final Duration DEFAULT_OTHER_VM_WAIT = Duration.ofMinutes(20);
-    /** What peer-init writes to the console once the root file system is up, before it runs the job. */
-    static final Pattern BOOT_DONE = Pattern.compile("peer-init\\[([0-9.]+)s\\]: boot done");
-
-    static final int ATTEMPTS = 2;
 
     private static final Pattern GUEST_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
@@ -111,6 +105,7 @@ public final class PeerVm {
     private final Path cache;
     private final Duration bootTimeout;
     private final Duration otherVmWait;
+    private final BootWatchdog watchdog;
 
     private PeerVm(Path dir, String guest, Path cache, Duration bootTimeout, Duration otherVmWait) {
         this.dir = dir;
@@ -118,6 +113,7 @@ public final class PeerVm {
         this.cache = cache;
         this.bootTimeout = bootTimeout;
         this.otherVmWait = otherVmWait;
+        this.watchdog = new BootWatchdog(dir, cache, bootTimeout, otherVmWait);
     }
 
     /**
@@ -251,60 +247,7 @@ public final class PeerVm {
      * as it comes.
      */
     public void ensureImage(Duration timeout) throws IOException, InterruptedException {
-        ProcessBuilder check = new ProcessBuilder(dir.resolve("build.sh").toString(), "--guest", guest, "--check")
-                .redirectErrorStream(true);
-        check.environment().put("PEERVM_CACHE", cache.toString());
-        Process c = check.start();
-        String where = new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        if (!c.waitFor(60, TimeUnit.SECONDS)) {
-            kill(c, Duration.ZERO);
-            throw new IllegalStateException("build.sh --check did not answer within 60 s");
-        }
-        if (c.exitValue() == 0) {
-            return;
-        }
-        if (c.exitValue() != 1) {
-            throw new IllegalStateException(
-                    "build.sh --guest " + guest + " --check: rc " + c.exitValue() + ": " + where);
-        }
-        System.out.println("peer VM image of guest " + guest + " missing (" + where + "): running "
-                + dir.resolve("build.sh") + " --guest " + guest);
-        ProcessBuilder pb =
-                new ProcessBuilder(dir.resolve("build.sh").toString(), "--guest", guest).redirectErrorStream(true);
-        pb.environment().put("PEERVM_CACHE", cache.toString());
-        Process p = pb.start();
-        Deque<String> last = new ArrayDeque<>();
-        Thread pump = new Thread(
-                () -> {
-                    try (BufferedReader r =
-                            new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                        for (String line; (line = r.readLine()) != null; ) {
-                            System.out.println(line);
-                            synchronized (last) {
-                                last.addLast(line);
-                                if (last.size() > 60) {
-                                    last.removeFirst();
-                                }
-                            }
-                        }
-                    } catch (IOException ignored) {
-                        // the process is gone
-                    }
-                },
-                "peer-vm-build-output");
-        pump.setDaemon(true);
-        pump.start();
-        if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            kill(p, Duration.ZERO);
-            throw new IllegalStateException("peer VM build did not finish within " + timeout);
-        }
-        pump.join(10_000);
-        if (p.exitValue() != 0) {
-            synchronized (last) {
-                throw new IllegalStateException(
-                        "peer VM build failed (rc " + p.exitValue() + "):\n" + String.join("\n", last));
-            }
-        }
+        ImageBuild.ensure(dir, guest, cache, timeout);
     }
 
     /** A free TCP port on 127.0.0.1 for a hostfwd (QEMU fails with exit 125 if it is taken meanwhile). */
@@ -351,17 +294,17 @@ public final class PeerVm {
         cmd.add(script.toString());
         cmd.addAll(args);
         long t0 = System.nanoTime();
-        Path runLog = runLogOf(jobDir);
-        Started s = boot(cmd, jobDir, runLog);
-        long waitNanos = timeout.plusSeconds(60).toNanos() - (System.nanoTime() - s.startNanos);
+        Path runLog = BootWatchdog.runLogOf(jobDir);
+        BootWatchdog.Started s = watchdog.boot(cmd, jobDir, runLog);
+        long waitNanos = timeout.plusSeconds(60).toNanos() - (System.nanoTime() - s.startNanos());
         int rc;
-        if (s.process.waitFor(Math.max(0, waitNanos), TimeUnit.NANOSECONDS)) {
-            rc = s.process.exitValue();
+        if (s.process().waitFor(Math.max(0, waitNanos), TimeUnit.NANOSECONDS)) {
+            rc = s.process().exitValue();
         } else {
-            kill(s.process, Duration.ofSeconds(10));
+            VmProcesses.kill(s.process(), Duration.ofSeconds(10));
             rc = 124;
         }
-        return new Result(rc, read(runLog), jobDir, Duration.ofNanos(System.nanoTime() - t0), s.boot);
+        return new Result(rc, read(runLog), jobDir, Duration.ofNanos(System.nanoTime() - t0), s.boot());
     }
 
     // ------------------------------------------------------------------------------------------ serve in the
@@ -373,17 +316,17 @@ public final class PeerVm {
      *
      * @throws BootFailure if the VM did not boot twice
      */
-    public Running start(Path script, List<String> args, int hostPort, int guestPort, Duration timeout, Path jobDir)
+    public RunningVm start(Path script, List<String> args, int hostPort, int guestPort, Duration timeout, Path jobDir)
             throws IOException, InterruptedException {
         return start(script, args, List.of("--fwd", hostPort + ":" + guestPort), timeout, jobDir);
     }
 
     /**
-     * {@link #start(Path, List, int, int, Duration, Path) start}, then {@link Running#await await} the line
+     * {@link #start(Path, List, int, int, Duration, Path) start}, then {@link RunningVm#await await} the line
      * {@code ready} (e.g. {@code ^PEERVM READY}) for at most {@code readyMax}; prints the job dir, how long the
      * service took and what the guest printed so far. A VM that does not get ready is closed before the exception.
      */
-    public Running startServing(
+    public RunningVm startServing(
             Path script,
             List<String> args,
             int hostPort,
@@ -393,7 +336,7 @@ public final class PeerVm {
             String ready,
             Duration readyMax)
             throws IOException, InterruptedException {
-        Running vm = start(script, args, hostPort, guestPort, timeout, jobDir);
+        RunningVm vm = start(script, args, hostPort, guestPort, timeout, jobDir);
         System.out.println(
                 "peer VM " + dir + ": job " + vm.jobDir() + ", hostfwd 127.0.0.1:" + hostPort + " -> " + guestPort);
         try {
@@ -418,132 +361,17 @@ public final class PeerVm {
      * returns once it booted (the boot watchdog). run.sh's stdout+stderr go to {@code <jobDir>-run.log} next to the
      * job dir (run.sh wipes the job dir itself).
      */
-    public Running start(Path script, List<String> args, List<String> options, Duration timeout, Path jobDir)
+    public RunningVm start(Path script, List<String> args, List<String> options, Duration timeout, Path jobDir)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(dir.resolve("run.sh").toString(), "--guest", guest));
         cmd.addAll(options);
         cmd.addAll(List.of(
                 "--timeout", Long.toString(timeout.toSeconds()), "--out", jobDir.toString(), script.toString()));
         cmd.addAll(args);
-        Path runLog = runLogOf(jobDir);
-        Started s = boot(cmd, jobDir, runLog);
-        return new Running(s.process, jobDir, runLog, timeout, s.startNanos, s.boot);
+        Path runLog = BootWatchdog.runLogOf(jobDir);
+        BootWatchdog.Started s = watchdog.boot(cmd, jobDir, runLog);
+        return new RunningVm(s.process(), jobDir, runLog, timeout, s.startNanos(), s.boot());
     }
-
-    /** A VM running a serving script. */
-    public static final class Running implements AutoCloseable {
-        private final Process process;
-        private final Path jobDir;
-        private final Path runLog;
-        private final Duration timeout;
-        private final long started;
-        private final Boot boot;
-        private boolean stopped;
-
-        Running(Process process, Path jobDir, Path runLog, Duration timeout, long started, Boot boot) {
-            this.process = process;
-            this.jobDir = jobDir;
-            this.runLog = runLog;
-            this.timeout = timeout;
-            this.started = started;
-            this.boot = boot;
-        }
-
-        public Path jobDir() {
-            return jobDir;
-        }
-
-        public Boot boot() {
-            return boot;
-        }
-
-        public Duration timeout() {
-            return timeout;
-        }
-
-        public boolean isAlive() {
-            return process.isAlive();
-        }
-
-        /** The guest script's output so far (output.log, written live through 9p). */
-        public String output() {
-            return read(jobDir.resolve("output.log"));
-        }
-
-        /** run.sh's own output: after the VM ended, the guest output followed by {@code run.sh: rc=N wall=..}. */
-        public String runLog() {
-            return read(runLog);
-        }
-
-        public String consoleTail(int lines) {
-            return tail(read(jobDir.resolve("console.log")), lines);
-        }
-
-        /**
-         * Waits until the guest output has a line matching {@code regex} (multi-line mode) and returns the match.
-         * Not retried: the VM booted, so what follows is the test's own failure.
-         *
-         * @throws IllegalStateException if the VM ends first or {@code max} passes, with what it printed
-         */
-        public Matcher await(String regex, Duration max) throws InterruptedException {
-            Pattern p = Pattern.compile(regex, Pattern.MULTILINE);
-            long deadline = System.nanoTime() + max.toNanos();
-            while (true) {
-                Matcher m = p.matcher(output());
-                if (m.find()) {
-                    return m;
-                }
-                if (!process.isAlive()) {
-                    Matcher last = p.matcher(output());
-                    if (last.find()) {
-                        return last;
-                    }
-                    throw new IllegalStateException("the peer VM ended (rc " + process.exitValue()
-                            + ") before printing /"
-                            + regex + "/\n--- run.sh output ---\n" + tail(runLog(), 60) + "\n--- console tail ---\n"
-                            + consoleTail(30));
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("no /" + regex + "/ from the peer VM within " + max
-                            + " (it booted: " + boot + ")\n--- guest output ---\n" + tail(output(), 60)
-                            + "\n--- console tail ---\n" + consoleTail(30));
-                }
-                Thread.sleep(250);
-            }
-        }
-
-        /** Seconds since the VM (the attempt that booted) was started. */
-        public double uptime() {
-            return (System.nanoTime() - started) / 1e9;
-        }
-
-        /** Creates the job dir's {@code stop} file and waits for the VM to power off; returns run.sh's exit status. */
-        public int stop(Duration max) throws IOException, InterruptedException {
-            if (stopped) {
-                return process.isAlive() ? -1 : process.exitValue();
-            }
-            stopped = true;
-            if (process.isAlive()) {
-                Files.writeString(jobDir.resolve("stop"), "");
-            }
-            if (!process.waitFor(max.toMillis(), TimeUnit.MILLISECONDS)) {
-                kill(process, Duration.ZERO);
-                return 124;
-            }
-            return process.exitValue();
-        }
-
-        /** Stops the VM if the test did not (60 s for an orderly power-off, then kills it). */
-        @Override
-        public void close() throws IOException, InterruptedException {
-            if (!stopped) {
-                stop(Duration.ofSeconds(60));
-            } else if (process.isAlive()) {
-                kill(process, Duration.ZERO);
-            }
-        }
-    }
-
     // ------------------------------------------------------------------------------------------ the boot watchdog
 
     /**
@@ -577,163 +405,6 @@ public final class PeerVm {
             return attempts;
         }
     }
-
-    private record Started(Process process, long startNanos, Boot boot) {}
-
-    private Started boot(List<String> cmd, Path jobDir, Path runLog) throws IOException, InterruptedException {
-        List<String> failures = new ArrayList<>();
-        for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-            waitForOtherVms(otherVmWait);
-            clearOldJobDir(jobDir);
-            Files.deleteIfExists(runLog);
-            ProcessBuilder pb =
-                    new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(runLog.toFile());
-            pb.environment().put("PEERVM_CACHE", cache.toString());
-            if (attempt > 1) {
-                pb.environment()
-                        .merge("PEERVM_APPEND", RETRY_APPEND, (old, add) -> old.isBlank() ? add : old + " " + add);
-            }
-            String append = pb.environment().getOrDefault("PEERVM_APPEND", "");
-            long t0 = System.nanoTime();
-            Process p = pb.start();
-            String why = awaitBootDone(p, jobDir, t0);
-            if (why == null) {
-                double secs = (System.nanoTime() - t0) / 1e9;
-                Matcher m = BOOT_DONE.matcher(read(jobDir.resolve("console.log")));
-                Boot boot = new Boot(secs, m.find() ? m.group(1) : "?", List.copyOf(failures));
-                System.out.println("peer VM: " + boot + (append.isEmpty() ? "" : " (PEERVM_APPEND=" + append + ")"));
-                return new Started(p, t0, boot);
-            }
-            long pid = p.pid();
-            kill(p, Duration.ofSeconds(15));
-            Path kept = keepFailedAttempt(jobDir, runLog, attempt);
-            String diag = diagnostics(attempt, why, cmd, append, pid, kept);
-            failures.add(diag);
-            System.out.println(diag);
-            System.err.println("peer VM " + dir + ": attempt " + attempt + " of " + ATTEMPTS + " DID NOT BOOT: " + why
-                    + (attempt < ATTEMPTS ? "; retrying with PEERVM_APPEND=" + RETRY_APPEND : "; giving up")
-                    + " (details on stdout)");
-        }
-        throw new BootFailure(failures);
-    }
-
-    /** Null once console.log has peer-init's {@code boot done}; else why not (run.sh ended, or the deadline). */
-    private String awaitBootDone(Process p, Path jobDir, long t0) throws InterruptedException {
-        Path console = jobDir.resolve("console.log");
-        long deadline = t0 + bootTimeout.toNanos();
-        while (true) {
-            if (BOOT_DONE.matcher(read(console)).find()) {
-                return null;
-            }
-            if (!p.isAlive()) {
-                if (BOOT_DONE.matcher(read(console)).find()) {
-                    return null;
-                }
-                return String.format(
-                        Locale.ROOT,
-                        "run.sh ended (rc %d) %.1f s after the start, before the guest's "
-                                + "peer-init wrote 'boot done' to console.log",
-                        p.exitValue(),
-                        (System.nanoTime() - t0) / 1e9);
-            }
-            if (System.nanoTime() - deadline > 0) {
-                return "no 'peer-init[..]: boot done' in console.log within " + bootTimeout.toSeconds() + " s (-D"
-                        + BOOT_TIMEOUT_PROPERTY + "): the guest kernel or initramfs stalled";
-            }
-            Thread.sleep(200);
-        }
-    }
-
-    private String diagnostics(int attempt, String why, List<String> cmd, String append, long pid, Path kept) {
-        String console = read(kept.resolve("console.log")).replace("\r", "");
-        StringBuilder sb = new StringBuilder();
-        sb.append("===== PEER VM DID NOT BOOT (attempt ")
-                .append(attempt)
-                .append(" of ")
-                .append(ATTEMPTS)
-                .append("): ")
-                .append(why)
-                .append('\n');
-        sb.append("killed run.sh (pid ")
-                .append(pid)
-                .append(") with its timeout and qemu; command: ")
-                .append(String.join(" ", cmd))
-                .append(append.isEmpty() ? "" : "; PEERVM_APPEND=" + append)
-                .append('\n');
-        sb.append("kept in ").append(kept).append('\n');
-        sb.append("--- console.log (")
-                .append(console.length())
-                .append(" chars, last 60 lines) ---\n")
-                .append(console.isEmpty() ? "(empty)" : tail(console, 60))
-                .append('\n');
-        String qemu = read(kept.resolve("qemu.log"));
-        sb.append("--- qemu.log ---\n")
-                .append(qemu.isEmpty() ? "(empty)" : tail(qemu, 40))
-                .append('\n');
-        String run = read(kept.resolve("run.log"));
-        sb.append("--- run.sh output ---\n")
-                .append(run.isEmpty() ? "(empty)" : tail(run, 40))
-                .append('\n');
-        sb.append("===== end of attempt ").append(attempt);
-        return sb.toString();
-    }
-
-    /** Moves a failed attempt's job dir aside ({@code <jobDir>.boot-failure-N}, with run.sh's output as run.log). */
-    private static Path keepFailedAttempt(Path jobDir, Path runLog, int attempt) throws IOException {
-        Path kept = jobDir.resolveSibling(jobDir.getFileName() + ".boot-failure-" + attempt);
-        deleteRecursively(kept);
-        if (Files.isDirectory(jobDir)) {
-            Files.move(jobDir, kept);
-        } else {
-            Files.createDirectories(kept);
-        }
-        if (Files.exists(runLog)) {
-            Files.move(runLog, kept.resolve("run.log"), StandardCopyOption.REPLACE_EXISTING);
-        }
-        return kept;
-    }
-
-    /**
-     * An old job dir (run.sh's: console.log or job.sh in it) would let the watchdog read a stale {@code boot done}
-     * before run.sh wipes it: remove it first. Anything else is left for run.sh to refuse.
-     */
-    private static void clearOldJobDir(Path jobDir) {
-        if (Files.exists(jobDir.resolve("console.log")) || Files.exists(jobDir.resolve("job.sh"))) {
-            deleteRecursively(jobDir);
-        }
-    }
-
-    static Path runLogOf(Path jobDir) {
-        return jobDir.resolveSibling(jobDir.getFileName() + "-run.log");
-    }
-
-    /**
-     * Kills what we started and nothing else: first what runs below run.sh (its timeout(1) and QEMU); then run.sh
-     * itself if it has not ended by itself within {@code grace} (it normally does, printing the guest output and its
-     * {@code run.sh: ...} lines).
-     */
-    static void kill(Process p, Duration grace) throws InterruptedException {
-        List<ProcessHandle> below = new ArrayList<>(p.descendants().toList());
-        below.forEach(ProcessHandle::destroyForcibly);
-        if (!p.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-            List<ProcessHandle> more = p.descendants().toList();
-            more.forEach(ProcessHandle::destroyForcibly);
-            below.addAll(more);
-            p.destroyForcibly();
-            p.waitFor(30, TimeUnit.SECONDS);
-        }
-        // A killed QEMU takes a moment to go (its guest memory, its threads): wait, so that the next VM neither finds
-        // it running nor its hostfwd port taken.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        for (ProcessHandle h : below) {
-            try {
-                h.onExit().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException | ExecutionException e) {
-                System.err.println("peer VM: process " + h.pid() + " still there 60 s after SIGKILL");
-            }
-        }
-    }
-
     // ------------------------------------------------------------------------------------------ one VM at a time
 
     /**
@@ -741,51 +412,7 @@ public final class PeerVm {
      * process runs, then returns (after {@code max}, with a warning: the VMs then share the cores).
      */
     public static void waitForOtherVms(Duration max) throws InterruptedException {
-        if (max.isZero() || max.isNegative()) {
-            return;
-        }
-        long t0 = System.nanoTime();
-        long lastSaid = 0;
-        while (true) {
-            List<String> others = otherVms();
-            if (others.isEmpty()) {
-                return;
-            }
-            long waited = System.nanoTime() - t0;
-            if (waited > max.toNanos()) {
-                System.out.println("peer VM: another VM still runs after " + max + "; starting anyway: " + others);
-                return;
-            }
-            if (lastSaid == 0 || waited - lastSaid > TimeUnit.MINUTES.toNanos(1)) {
-                System.out.printf(
-                        Locale.ROOT,
-                        "peer VM: waiting for another peer VM to finish (one at a time on this "
-                                + "host; %.0f s so far): %s%n",
-                        waited / 1e9,
-                        others);
-                lastSaid = Math.max(1, waited);
-            }
-            Thread.sleep(5000);
-        }
-    }
-
-    /**
-     * The QEMU processes on this machine: {@code pgrep -l qemu-system} matches the process name, not the command line
-     * (with -f, any shell whose command mentions qemu-system would count).
-     */
-    static List<String> otherVms() throws InterruptedException {
-        try {
-            Process pg = new ProcessBuilder("pgrep", "-l", "qemu-system")
-                    .redirectErrorStream(true)
-                    .start();
-            String out = new String(pg.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (pg.waitFor() != 0) {
-                return List.of();
-            }
-            return out.lines().filter(l -> !l.isBlank()).toList();
-        } catch (IOException e) {
-            return List.of(); // no pgrep: nothing to go by
-        }
+        VmProcesses.waitForOtherVms(max);
     }
 
     // ------------------------------------------------------------------------------------------ helpers for the tests

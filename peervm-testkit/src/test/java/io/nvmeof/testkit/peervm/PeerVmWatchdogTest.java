@@ -183,7 +183,7 @@ class PeerVmWatchdogTest {
                 "serve.sh",
                 "echo setting up\necho \"PEERVM READY (fake) args $*\"\n"
                         + "while [ ! -e stop ]; do sleep 0.1; done\necho stopping\n");
-        try (PeerVm.Running r = vm.start(serve, List.of("x"), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
+        try (RunningVm r = vm.start(serve, List.of("x"), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
             assertEquals(1, r.boot().failures().size());
             assertTrue(r.await("^PEERVM READY \\(fake\\) args (\\S+)$", Duration.ofSeconds(30))
                     .group(1)
@@ -200,7 +200,7 @@ class PeerVmWatchdogTest {
     @Test
     void servingVmThatNeverGetsReadyIsATestFailureNotARetry() throws Exception {
         Path serve = script("broken.sh", "echo modprobe: FATAL: module nvmet not found\nexit 1\n");
-        try (PeerVm.Running r = vm.start(serve, List.of(), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
+        try (RunningVm r = vm.start(serve, List.of(), 12345, 4420, Duration.ofMinutes(1), tmp.resolve("job"))) {
             IllegalStateException e =
                     assertThrows(IllegalStateException.class, () -> r.await("^PEERVM READY", Duration.ofSeconds(30)));
             assertTrue(
@@ -279,7 +279,7 @@ class PeerVmWatchdogTest {
                 System.setProperty(PeerVm.BOOT_TIMEOUT_PROPERTY, old);
             }
         }
-        assertTrue(PeerVm.BOOT_DONE
+        assertTrue(BootWatchdog.BOOT_DONE
                 .matcher("\r\nLoading...\npeer-init[5.73s]: boot done\r\n")
                 .find());
         assertTrue(PeerVm.freePort() > 0);

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.internal.PlatformDependent;
 import io.nvmeof.core.host.CommandIdAllocator;
 import io.nvmeof.core.host.SubmissionList;
 import io.nvmeof.core.spi.HostCommand;
@@ -23,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jctools.queues.MpscArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -143,7 +143,11 @@ public class HostCommandPathBenchmark {
         }
     }
 
-    /** The TCP host handler's hand-off up to fc53a18: claimed array, Netty's fixed MPSC queue, drain-scheduled flag. */
+    /**
+     * The TCP host handler's hand-off up to fc53a18: claimed array, Netty's fixed MPSC queue, drain-scheduled flag.
+     * The queue is JCTools' {@link MpscArrayQueue} itself, the class Netty's {@code newFixedMpscQueue} returned (a
+     * shaded copy, behind Netty's internal API).
+     */
     static final class OldHandOff {
         final AtomicIntegerArray claimed;
         final Queue<HostCommand> pending;
@@ -151,7 +155,7 @@ public class HostCommandPathBenchmark {
 
         OldHandOff(int size) {
             claimed = new AtomicIntegerArray(size);
-            pending = PlatformDependent.newFixedMpscQueue(size);
+            pending = new MpscArrayQueue<>(size);
         }
     }
 

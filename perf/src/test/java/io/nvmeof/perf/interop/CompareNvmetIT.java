@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.nvmeof.testkit.peervm.PeerVm;
+import io.nvmeof.testkit.peervm.RunningVm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -56,7 +57,7 @@ class CompareNvmetIT {
     private final boolean keep = Boolean.getBoolean("peervm.keep");
     private final ObjectMapper json = new ObjectMapper();
     private Path work;
-    private PeerVm.Running vm;
+    private RunningVm vm;
     private String target;
     private List<String> perf;
     private int runs;
