@@ -60,11 +60,14 @@ class BusyPollIoHandlerTest {
         }
     };
 
+    /** Long enough that three turns fit in it on a loaded CI machine; the test sleeps twice that to pass it. */
+    private static final long WINDOW_MILLIS = 500;
+
     @Test
     void pollsWithoutBlockingWithinTheWindowThenSleepsUntilTheNextEvent() throws Exception {
         Recorder r = new Recorder();
-        BusyPollIoHandler h =
-                (BusyPollIoHandler) BusyPollIoHandler.factory(executor -> r, TimeUnit.MILLISECONDS.toNanos(20))
+        BusyPollIoHandler h = (BusyPollIoHandler)
+                BusyPollIoHandler.factory(executor -> r, TimeUnit.MILLISECONDS.toNanos(WINDOW_MILLIS))
                         .newHandler(null);
         r.events = 1;
         h.run(BLOCKING);
@@ -73,7 +76,7 @@ class BusyPollIoHandlerTest {
         h.run(BLOCKING);
         assertEquals(List.of(false, false, false), r.canBlock, "polls only, inside the window");
         assertFalse(h.sleeping());
-        Thread.sleep(40);
+        Thread.sleep(2 * WINDOW_MILLIS);
         h.run(BLOCKING); // the idle turn that finds the window over
         assertTrue(h.sleeping());
         h.run(BLOCKING);
