@@ -148,11 +148,11 @@ class MultipathFailoverTest {
     }
 
     /**
-     * Runs one phase: waits 100 ms for commands sent before it to finish, then counts for {@link #PHASE}: [our
+     * Runs one phase: waits 500 ms for commands sent before it to finish (generous for a loaded CI machine), then counts for {@link #PHASE}: [our
      * commands on path 1, on path 2, the target's commands on listener PORTID 1, on PORTID 2].
      */
     static long[] phase(MultipathNamespace ns, NvmeTarget target) throws InterruptedException {
-        Thread.sleep(100);
+        Thread.sleep(500);
         long a0 = ns.paths().get(0).commands();
         long b0 = ns.paths().get(1).commands();
         long[] t0 = perPort(target);
