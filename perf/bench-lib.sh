@@ -1,10 +1,26 @@
-# perf/bench-lib.sh: what perf's benchmark scripts (vs-spdk.sh, tails.sh, digests.sh, scale.sh, first-write.sh)
-# share: the target they measure, started, waited for and stopped the same way. Sourced, not run.
+# perf/bench-lib.sh: what perf's benchmark scripts (vs-spdk.sh, tails.sh, digests.sh, scale.sh, first-write.sh,
+# qd1-interleaved.sh) share: the target they measure, started, waited for and stopped the same way, and the check
+# of a hand-built SPDK tree. Sourced, not run.
 #
 # The caller sets TARGET_CPU, and for SPDK's target SPDK_DIR, SPDK_NQN, SPDK_PORT and SPDK_TGT_OPTS (may be empty).
 # TPID is the pid of the running target, empty when none.
 
 TPID=
+
+# require_spdk_tree WHO: exits 2 (saying so as WHO) unless SPDK_DIR names a tree where SPDK is already built; without
+# free hugepages it defaults SPDK_TGT_OPTS and SPDK_PERF_OPTS to ordinary memory: nvmf_tgt holds the 1 GiB malloc
+# bdev and its transport buffers, spdk_nvme_perf its I/O buffers.
+require_spdk_tree() {
+  local who=$1 f
+  for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
+    [ -e "${SPDK_DIR:-}/$f" ] || { echo "$who: ${SPDK_DIR:-(SPDK_DIR unset)}/$f is missing (SPDK_DIR must be a built SPDK tree)" >&2; exit 2; }
+  done
+  if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then
+    SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
+    SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
+    echo "$who: no free hugepages: SPDK_TGT_OPTS='$SPDK_TGT_OPTS' SPDK_PERF_OPTS='$SPDK_PERF_OPTS'" >&2
+  fi
+}
 
 # Stops the running target, if any, and waits for it to exit.
 stop_target() {
@@ -16,7 +32,8 @@ stop_target() {
 }
 
 # wait_listening LOG WHO: waits up to 60 s for our target daemon (TPID) to log "listening on" in LOG; if it exits or
-# never listens, says so as WHO and exits 1.
+# never listens, says so as WHO and exits 1. LOG must be new for each start: the daemon's "> LOG" may not have
+# truncated an earlier start's log yet when this first reads it.
 wait_listening() {
   local log=$1 who=$2
   for _ in $(seq 1 600); do

@@ -35,15 +35,11 @@ PORT=${PORT:-4432}
 SPDK_PORT=${SPDK_PORT:-4420}
 OUR_NQN=nqn.2024-01.io.nvmeof:qd1-interleaved
 SPDK_NQN=nqn.2016-06.io.spdk:cnode1
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
 if [ -n "${SPDK_DIR:-}" ]; then
   VARIANTS=${VARIANTS:-spdk ours oo}
-  for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
-    [ -e "$SPDK_DIR/$f" ] || { echo "qd1-interleaved.sh: $SPDK_DIR/$f is missing (SPDK_DIR must be a built SPDK tree)" >&2; exit 2; }
-  done
-  if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then
-    SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
-    SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
-  fi
+  require_spdk_tree qd1-interleaved.sh
 else
   VARIANTS=${VARIANTS:-oo}
   case " $VARIANTS " in *" spdk "* | *" ours "*)
@@ -54,8 +50,6 @@ command -v python3 >/dev/null || { echo "qd1-interleaved.sh: python3 is needed" 
 mkdir -p "$OUT"
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
-# shellcheck source=perf/bench-lib.sh
-. "$ROOT/perf/bench-lib.sh"
 trap stop_target EXIT
 
 start_ours() { # LOG

@@ -61,16 +61,9 @@ if [ "$TRACE" = 1 ] && ! command -v perf >/dev/null; then
   echo "tails.sh: perf (linux-tools) is needed for TRACE=1" >&2
   exit 1
 fi
-case " $VARIANTS " in
-  *" spdk "*)
-    for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
-      [ -e "${SPDK_DIR:-}/$f" ] || { echo "tails.sh: variant spdk needs SPDK_DIR (a built SPDK tree): no $f" >&2; exit 2; }
-    done
-    if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then # as perf/vs-spdk.sh
-      SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
-      SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
-    fi ;;
-esac
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
+case " $VARIANTS " in *" spdk "*) require_spdk_tree tails.sh ;; esac
 SPDK_TGT_OPTS=${SPDK_TGT_OPTS:-}
 SPDK_PERF_OPTS=${SPDK_PERF_OPTS:-}
 [ "$TRACE_SECONDS" -lt "$RUNTIME" ] || { echo "tails.sh: TRACE_SECONDS must be less than RUNTIME" >&2; exit 2; }
@@ -79,8 +72,6 @@ JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -
 conditions() { echo "$(date -u +%H:%M:%S) UTC, load average $(cut -d' ' -f1-3 /proc/loadavg)"; }
 echo "tails.sh: results in $OUT; $(conditions)" | tee "$OUT/conditions.txt" >&2
 
-# shellcheck source=perf/bench-lib.sh
-. "$ROOT/perf/bench-lib.sh"
 TPID= PPID_=
 stop_all() {
   for p in $PPID_ $TPID; do

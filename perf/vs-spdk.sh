@@ -48,18 +48,9 @@ SPDK_NQN=nqn.2016-06.io.spdk:cnode1
 mkdir -p "$OUT"
 command -v python3 >/dev/null || { echo "vs-spdk.sh: python3 is needed" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "vs-spdk.sh: taskset (util-linux) is needed" >&2; exit 1; }
-if [ -n "${SPDK_DIR:-}" ]; then
-  for f in build/bin/nvmf_tgt build/bin/spdk_nvme_perf scripts/rpc.py; do
-    [ -e "$SPDK_DIR/$f" ] || { echo "vs-spdk.sh: $SPDK_DIR/$f is missing (SPDK_DIR must be a built SPDK tree)" >&2; exit 2; }
-  done
-  # Without hugepages SPDK's tools must run on ordinary memory: nvmf_tgt holds the 1 GiB malloc bdev and its
-  # transport buffers, spdk_nvme_perf its I/O buffers.
-  if [ "$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)" = 0 ]; then
-    SPDK_TGT_OPTS=${SPDK_TGT_OPTS---no-huge -s 2048}
-    SPDK_PERF_OPTS=${SPDK_PERF_OPTS---no-huge -s 512}
-    echo "vs-spdk.sh: no free hugepages: SPDK_TGT_OPTS='$SPDK_TGT_OPTS' SPDK_PERF_OPTS='$SPDK_PERF_OPTS'" >&2
-  fi
-fi
+# shellcheck source=perf/bench-lib.sh
+. "$ROOT/perf/bench-lib.sh"
+[ -z "${SPDK_DIR:-}" ] || require_spdk_tree vs-spdk.sh
 cut -d' ' -f1-3 /proc/loadavg > "$OUT/load-start.txt"
 echo "vs-spdk.sh: results in $OUT; load average $(cat "$OUT/load-start.txt")" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
@@ -82,8 +73,6 @@ taskset -c "$TARGET_CPU,$PERF_CPU" "$ROOT/perf/tcp-floor/floor.sh" block 5 > "$O
 echo "vs-spdk.sh: floor poll $(cat "$OUT/floor-poll.txt"), block $(cat "$OUT/floor-block.txt") (p50 us, p99 us, rt/s)" >&2
 
 # ---- targets ----
-# shellcheck source=perf/bench-lib.sh
-. "$ROOT/perf/bench-lib.sh"
 trap stop_target EXIT
 
 start_ours() { # MODE
