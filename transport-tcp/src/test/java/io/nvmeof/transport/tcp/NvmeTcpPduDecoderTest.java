@@ -16,10 +16,10 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The decoder on its own, in the HOST role (the CONTROLLER role is covered through the target pipeline tests). */
+/** The decoder on its own, mostly in the HOST role (the CONTROLLER role is covered through the target pipeline tests too). */
 class NvmeTcpPduDecoderTest {
     /** Copies what it sees of each PDU, then releases it (the decoder reuses the PDU object). */
-    private static final class Capture extends ChannelInboundHandlerAdapter {
+    private static class Capture extends ChannelInboundHandlerAdapter {
         final List<byte[]> pdus = new ArrayList<>();
         final List<Boolean> digestOk = new ArrayList<>();
         final List<Integer> dataLengths = new ArrayList<>();
@@ -265,6 +265,94 @@ class NvmeTcpPduDecoderTest {
         assertEquals(24 + 8, out.readableBytes(), "what there was of the header is quoted");
         out.release();
         assertFalse(ch.isOpen());
+        assertFalse(ch.finish());
+    }
+    /** 4 KiB in-capsule writes in reads that end inside a PDU, as the socket delivers them to the target. */
+    @Test
+    void controllerRoleDecodesTheRestOfAReadInPlaceAfterAPduThatStraddlesTwoReads() {
+        List<Long> addresses = new ArrayList<>();
+        Capture capture = new Capture() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                NvmeTcpPdu pdu = (NvmeTcpPdu) msg;
+                addresses.add(pdu.buffer().hasMemoryAddress() ? pdu.buffer().memoryAddress() : -1L);
+                super.channelRead(ctx, msg);
+            }
+        };
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 16384, 131072);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        ch.writeInbound(Unpooled.wrappedBuffer(Bytes.icReq(0)));
+        decoder.digests(false, false);
+        capture.pdus.clear();
+        addresses.clear();
+
+        int count = 20;
+        byte[][] writes = new byte[count][];
+        for (int i = 0; i < count; i++) {
+            writes[i] = Bytes.capsule(Bytes.sqe(0x01, i, 0x01, 4096), Bytes.pattern(4096, i), false, false);
+        }
+        byte[] stream = Bytes.concat(writes);
+        int pduLength = writes[0].length; // 4168
+        int split = 16 * 1024; // inside the 4th PDU
+        ByteBuf first = ch.alloc().directBuffer(split).writeBytes(stream, 0, split);
+        ByteBuf second =
+                ch.alloc().directBuffer(stream.length - split).writeBytes(stream, split, stream.length - split);
+        org.junit.jupiter.api.Assumptions.assumeTrue(second.hasMemoryAddress(), "needs direct memory with an address");
+        long secondStart = second.memoryAddress();
+        long secondEnd = secondStart + second.capacity();
+        ch.writeInbound(first);
+        ch.writeInbound(second);
+
+        assertEquals(count, capture.pdus.size());
+        for (int i = 0; i < count; i++) {
+            assertArrayEquals(writes[i], capture.pdus.get(i), "PDU " + i);
+        }
+        int straddler = split / pduLength;
+        for (int i = straddler + 1; i < count; i++) {
+            long a = addresses.get(i);
+            assertTrue(a >= secondStart && a + pduLength <= secondEnd, "PDU " + i + " is a slice of the read itself");
+        }
+        long s = addresses.get(straddler);
+        assertFalse(s >= secondStart && s < secondEnd, "the straddling PDU was put together in its own buffer");
+        for (ByteBuf slice : capture.slices) {
+            assertEquals(0, slice.refCnt(), "every PDU slice released");
+        }
+        assertEquals(0, first.refCnt());
+        assertEquals(0, second.refCnt());
+        assertTrue(ch.isOpen());
+        assertFalse(ch.finish());
+    }
+
+    /** A PDU longer than the read that completes it goes through the ordinary merge, in reads of any size. */
+    @Test
+    void controllerRoleDecodesPdusLongerThanTheReadsThatCarryThem() {
+        Capture capture = new Capture();
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 16384, 131072);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        ch.writeInbound(Unpooled.wrappedBuffer(Bytes.icReq(0)));
+        decoder.digests(false, false);
+        capture.pdus.clear();
+
+        byte[][] writes = new byte[6][];
+        for (int i = 0; i < writes.length; i++) {
+            int length = i % 2 == 0 ? 8192 : 512;
+            writes[i] = Bytes.capsule(Bytes.sqe(0x01, i, 0x01, length), Bytes.pattern(length, i), false, false);
+        }
+        byte[] stream = Bytes.concat(writes);
+        for (int off = 0; off < stream.length; off += 3000) {
+            int n = Math.min(3000, stream.length - off);
+            ch.writeInbound(ch.alloc().directBuffer(n).writeBytes(stream, off, n));
+        }
+        assertEquals(writes.length, capture.pdus.size());
+        for (int i = 0; i < writes.length; i++) {
+            assertArrayEquals(writes[i], capture.pdus.get(i), "PDU " + i);
+        }
+        for (ByteBuf slice : capture.slices) {
+            assertEquals(0, slice.refCnt(), "every PDU slice released");
+        }
+        assertTrue(ch.isOpen());
         assertFalse(ch.finish());
     }
 }
