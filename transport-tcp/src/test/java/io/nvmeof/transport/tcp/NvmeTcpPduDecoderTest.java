@@ -279,12 +279,7 @@ class NvmeTcpPduDecoderTest {
                 super.channelRead(ctx, msg);
             }
         };
-        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 16384, 131072);
-        capture.decoder = decoder;
-        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
-        ch.writeInbound(Unpooled.wrappedBuffer(Bytes.icReq(0)));
-        decoder.digests(false, false);
-        capture.pdus.clear();
+        EmbeddedChannel ch = connectedController(capture);
         addresses.clear();
 
         int count = 20;
@@ -315,9 +310,7 @@ class NvmeTcpPduDecoderTest {
         }
         long s = addresses.get(straddler);
         assertFalse(s >= secondStart && s < secondEnd, "the straddling PDU was put together in its own buffer");
-        for (ByteBuf slice : capture.slices) {
-            assertEquals(0, slice.refCnt(), "every PDU slice released");
-        }
+        assertAllReleased(capture);
         assertEquals(0, first.refCnt());
         assertEquals(0, second.refCnt());
         assertTrue(ch.isOpen());
@@ -328,12 +321,7 @@ class NvmeTcpPduDecoderTest {
     @Test
     void controllerRoleDecodesPdusLongerThanTheReadsThatCarryThem() {
         Capture capture = new Capture();
-        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 16384, 131072);
-        capture.decoder = decoder;
-        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
-        ch.writeInbound(Unpooled.wrappedBuffer(Bytes.icReq(0)));
-        decoder.digests(false, false);
-        capture.pdus.clear();
+        EmbeddedChannel ch = connectedController(capture);
 
         byte[][] writes = new byte[6][];
         for (int i = 0; i < writes.length; i++) {
@@ -349,10 +337,26 @@ class NvmeTcpPduDecoderTest {
         for (int i = 0; i < writes.length; i++) {
             assertArrayEquals(writes[i], capture.pdus.get(i), "PDU " + i);
         }
+        assertAllReleased(capture);
+        assertTrue(ch.isOpen());
+        assertFalse(ch.finish());
+    }
+
+    /** A CONTROLLER-role decoder past ICReq (no digests, 16 KiB in-capsule), with nothing captured yet. */
+    private static EmbeddedChannel connectedController(Capture capture) {
+        NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(NvmeTcpPduDecoder.Role.CONTROLLER, 16384, 131072);
+        capture.decoder = decoder;
+        EmbeddedChannel ch = new EmbeddedChannel(decoder, capture);
+        ch.writeInbound(Unpooled.wrappedBuffer(Bytes.icReq(0)));
+        decoder.digests(false, false);
+        capture.pdus.clear();
+        capture.slices.clear();
+        return ch;
+    }
+
+    private static void assertAllReleased(Capture capture) {
         for (ByteBuf slice : capture.slices) {
             assertEquals(0, slice.refCnt(), "every PDU slice released");
         }
-        assertTrue(ch.isOpen());
-        assertFalse(ch.finish());
     }
 }
