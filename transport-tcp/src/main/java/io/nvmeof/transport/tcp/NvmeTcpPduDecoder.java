@@ -237,10 +237,10 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
                     in.release();
                     throw t;
                 }
-                if (in.isReadable()) {
+                if (in.isReadable() && !ctx.isRemoved()) {
                     super.channelRead(ctx, in);
                 } else {
-                    in.release();
+                    in.release(); // all of it went into whole, or the decoder left the pipeline meanwhile
                 }
                 return;
             }
