@@ -52,13 +52,13 @@ MODES=${MODES:-busy default}
 ROUNDS=${ROUNDS:-2}
 OUR_NQN=nqn.2024-01.io.nvmeof:vs-spdk
 SPDK_NQN=nqn.2016-06.io.spdk:cnode1
-mkdir -p "$OUT"
 command -v python3 >/dev/null || { echo "vs-spdk.sh: python3 is needed" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "vs-spdk.sh: taskset (util-linux) is needed" >&2; exit 1; }
 # shellcheck source=perf/bench-lib.sh
 . "$ROOT/perf/bench-lib.sh"
 [ -z "${SPDK_DIR:-}" ] || require_spdk_tree vs-spdk.sh
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "vs-spdk.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2; }
+mkdir -p "$OUT"
 echo "vs-spdk.sh: results in $OUT; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
@@ -223,10 +223,10 @@ done
 
 # ---- the tables ----
 {
-  for round in $(seq "$ROUNDS"); do
-    echo "### Round $round"
+  for i in "${!DIRS[@]}"; do
+    echo "### Round $((i + 1))"
     echo
-    CELLS="$CELLS" MODES="$MODES" python3 "$ROOT/perf/vs-spdk-table.py" round "$OUT/r$round"
+    CELLS="$CELLS" MODES="$MODES" python3 "$ROOT/perf/vs-spdk-table.py" round "${DIRS[$i]}"
     echo
   done
   if [ -n "${SPDK_DIR:-}" ]; then

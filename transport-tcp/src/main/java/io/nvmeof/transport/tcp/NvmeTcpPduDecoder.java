@@ -222,16 +222,10 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
             ByteBuf held = internalBuffer();
             int missing = plen - held.readableBytes();
             if (missing > 0 && plen <= in.readableBytes()) {
-                ByteBuf whole;
                 try {
-                    whole = ctx.alloc().directBuffer(plen);
-                } catch (Throwable t) {
-                    in.release();
-                    throw t;
-                }
-                whole.writeBytes(held); // leaves the cumulation empty: the merge below takes whole as it is
-                whole.writeBytes(in, missing);
-                try {
+                    ByteBuf whole = ctx.alloc().directBuffer(plen);
+                    whole.writeBytes(held); // leaves the cumulation empty: the merge below takes whole as it is
+                    whole.writeBytes(in, missing);
                     super.channelRead(ctx, whole); // decodes exactly this PDU
                 } catch (Throwable t) {
                     in.release();
