@@ -14,13 +14,17 @@ import java.util.zip.CRC32C;
 /**
  * The PDUs the host sends for a command on one NVMe/TCP connection: the CapsuleCmd (nvmeof-protocol.md §5.5), with
  * in-capsule data when the command's SGL says so, and the H2CData PDUs answering an R2T (§5.10). Owned by the
- * connection's event loop, like the {@link NvmeTcpHostHandler} that uses it; it only writes (the handler flushes).
+ * connection's event loop, like the {@link NvmeTcpHostHandler} that uses it; it only writes (the handler flushes). The
+ * PDUs go into the connection's {@link PduBatch}, so that a burst of commands is one message.
  *
  * <p>Data is never copied for H2CData: the PDU's data is a {@link SegmentByteBuf} view of the caller's buffer. In-capsule
  * data is copied once into the capsule buffer, through a re-pointed {@link DirectView} for a direct caller buffer (no
  * NIO view is made per command).
  */
 final class HostPduWriter {
+    /** Where the PDUs go; H2CData's data are written to the channel after their header, through the batch. */
+    private final PduBatch batch;
+
     private final CRC32C crc = new CRC32C();
     private final byte[] headerScratch = new byte[Crc32c.HEADER_SCRATCH];
     /** Points at the caller's direct data for copies and data digests. */
@@ -32,6 +36,10 @@ final class HostPduWriter {
     private boolean headerDigest;
     private boolean dataDigest;
     private int maxH2cData;
+
+    HostPduWriter(PduBatch batch) {
+        this.batch = batch;
+    }
 
     /** When the handler joins its pipeline. */
     void eventLoop(EventLoop loop) {
@@ -50,7 +58,7 @@ final class HostPduWriter {
      * host→controller data up to {@code inCapsuleLimit} → 0x01, the data in the capsule; more → 0x5A, the data
      * follows R2Ts; controller→host → 0x5A LENGTH L.
      */
-    void capsuleCmd(ChannelHandlerContext ctx, SubmissionQueueEntry sqe, TcpHostRequest r, int inCapsuleLimit) {
+    void capsuleCmd(SubmissionQueueEntry sqe, TcpHostRequest r, int inCapsuleLimit) {
         int inCapsule = r.length > 0 && r.hostToController && r.length <= inCapsuleLimit ? r.length : 0;
         r.inCapsule = inCapsule > 0;
         if (inCapsule > 0) {
@@ -61,27 +69,22 @@ final class HostPduWriter {
         int hd = headerDigest ? DIGEST_LENGTH : 0;
         int dd = inCapsule > 0 && dataDigest ? DIGEST_LENGTH : 0;
         int total = CapsuleCmdPdu.HLEN + hd + inCapsule + dd;
-        ByteBuf out = ctx.alloc().directBuffer(total);
-        try {
-            capsuleCmd.wrap(out, 0).set(headerDigest, dataDigest, inCapsule);
-            copySqe(sqe, out, capsuleCmd.sqeIndex());
-            if (headerDigest) {
-                out.setIntLE(
-                        CapsuleCmdPdu.HLEN,
-                        Crc32c.computeHeader(crc, direct, headerScratch, out, 0, CapsuleCmdPdu.HLEN));
-            }
-            if (inCapsule > 0) {
-                copyIn(r, out, CapsuleCmdPdu.HLEN + hd, inCapsule);
-                if (dataDigest) {
-                    out.setIntLE(CapsuleCmdPdu.HLEN + hd + inCapsule, dataCrc(r, 0, inCapsule));
-                }
-            }
-            out.writerIndex(total);
-        } catch (RuntimeException e) {
-            out.release();
-            throw e;
+        ByteBuf out = batch.room(total);
+        int at = out.writerIndex();
+        capsuleCmd.wrap(out, at).set(headerDigest, dataDigest, inCapsule);
+        copySqe(sqe, out, capsuleCmd.sqeIndex());
+        if (headerDigest) {
+            out.setIntLE(
+                    at + CapsuleCmdPdu.HLEN,
+                    Crc32c.computeHeader(crc, direct, headerScratch, out, at, CapsuleCmdPdu.HLEN));
         }
-        ctx.write(out, ctx.voidPromise());
+        if (inCapsule > 0) {
+            copyIn(r, out, at + CapsuleCmdPdu.HLEN + hd, inCapsule);
+            if (dataDigest) {
+                out.setIntLE(at + CapsuleCmdPdu.HLEN + hd + inCapsule, dataCrc(r, 0, inCapsule));
+            }
+        }
+        out.writerIndex(at + total); // only now: a copy that throws leaves the batch as it was
     }
 
     /**
@@ -97,29 +100,29 @@ final class HostPduWriter {
             int n = Math.min(to - at, maxH2cData);
             boolean last = at + n == to;
             int prefix = trailer ? DIGEST_LENGTH : 0;
-            ByteBuf out = ctx.alloc().directBuffer(prefix + H2cDataPdu.HLEN + hd);
+            ByteBuf out = batch.room(prefix + H2cDataPdu.HLEN + hd);
+            int start = out.writerIndex();
             if (trailer) {
-                out.setIntLE(0, digest);
+                out.setIntLE(start, digest);
             }
-            h2cData.wrap(out, prefix).set(headerDigest, dataDigest, last, r.cid, ttag, at, n);
+            h2cData.wrap(out, start + prefix).set(headerDigest, dataDigest, last, r.cid, ttag, at, n);
             if (headerDigest) {
                 out.setIntLE(
-                        prefix + H2cDataPdu.HLEN,
-                        Crc32c.computeHeader(crc, direct, headerScratch, out, prefix, H2cDataPdu.HLEN));
+                        start + prefix + H2cDataPdu.HLEN,
+                        Crc32c.computeHeader(crc, direct, headerScratch, out, start + prefix, H2cDataPdu.HLEN));
             }
-            out.writerIndex(prefix + H2cDataPdu.HLEN + hd);
+            out.writerIndex(start + prefix + H2cDataPdu.HLEN + hd);
             if (dataDigest) {
                 digest = dataCrc(r, at, n);
                 trailer = true;
             }
-            ctx.write(out, ctx.voidPromise());
+            // The batch hands the header over before the data.
             ctx.write(segments.take(r.buffer, r.offset + at, n, DataRelease.NONE), ctx.voidPromise());
             at += n;
         }
         if (trailer) {
-            ByteBuf out = ctx.alloc().directBuffer(DIGEST_LENGTH);
+            ByteBuf out = batch.room(DIGEST_LENGTH);
             out.writeIntLE(digest);
-            ctx.write(out, ctx.voidPromise());
         }
     }
 

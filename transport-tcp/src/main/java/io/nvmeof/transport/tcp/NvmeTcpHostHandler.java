@@ -53,7 +53,10 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     private final int queueSize;
     final NvmeTcpPduDecoder decoder;
     private final SubmissionList commands;
-    private final HostPduWriter writer = new HostPduWriter();
+    /** Gathers the PDUs {@link #writer} makes; in the pipeline before the decoder ({@link TcpHostQueue#install}). */
+    final PduBatch batch = new PduBatch();
+
+    private final HostPduWriter writer = new HostPduWriter(batch);
     private final CompletableFuture<Void> ready = new CompletableFuture<>();
     private final Runnable flushTask = this::flushNow;
     /** Sends what other threads queued, then flushes once. */
@@ -366,7 +369,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
                 ? TcpHostQueue.FABRICS_IN_CAPSULE_LIMIT
                 : queue.maxInCapsuleData();
         try {
-            writer.capsuleCmd(ctx, sqe, r, limit);
+            writer.capsuleCmd(sqe, r, limit);
         } catch (RuntimeException e) {
             r.reset();
             throw e;

@@ -65,7 +65,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final QueueAcceptor acceptor;
     private final NvmeTcpPduDecoder decoder;
     private final CapsuleDataCheck capsuleData;
-    private final TargetPduWriter writer = new TargetPduWriter();
+    private final TargetPduWriter writer;
     private final TargetSlots slots;
     private final H2cDataCollector h2cDataIn = new H2cDataCollector();
     private final Runnable flushTask = this::flushNow;
@@ -97,8 +97,13 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private boolean flushScheduled;
 
     public NvmeTcpTargetHandler(
-            ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor, NvmeTcpPduDecoder decoder) {
+            ListenerOptions options,
+            PortInfo portInfo,
+            QueueAcceptor acceptor,
+            NvmeTcpPduDecoder decoder,
+            PduBatch batch) {
         this.options = options;
+        this.writer = new TargetPduWriter(batch);
         this.portInfo = portInfo;
         this.acceptor = acceptor;
         this.decoder = decoder;
@@ -106,14 +111,19 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         this.slots = new TargetSlots(this, 2 * ADMIN_QUEUE_SIZE);
     }
 
-    /** Adds the controller-side NVMe/TCP handlers (decoder, then this handler) to a new connection's pipeline. */
+    /**
+     * Adds the controller-side NVMe/TCP handlers to a new connection's pipeline: the {@link PduBatch} every write
+     * passes, the decoder, then this handler.
+     */
     public static NvmeTcpTargetHandler install(
             ChannelPipeline pipeline, ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor) {
         NvmeTcpPduDecoder decoder = new NvmeTcpPduDecoder(
                 NvmeTcpPduDecoder.Role.CONTROLLER,
                 Math.max(NvmeTcpPduDecoder.ADMIN_IN_CAPSULE_DATA_SIZE, options.inCapsuleDataSize()),
                 MAX_H2C_DATA);
-        NvmeTcpTargetHandler handler = new NvmeTcpTargetHandler(options, portInfo, acceptor, decoder);
+        PduBatch batch = new PduBatch();
+        NvmeTcpTargetHandler handler = new NvmeTcpTargetHandler(options, portInfo, acceptor, decoder, batch);
+        pipeline.addLast("nvme-tcp-batch", batch);
         pipeline.addLast("nvme-tcp-decoder", decoder);
         pipeline.addLast("nvme-tcp-target", handler);
         return handler;
@@ -284,7 +294,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         decoder.digests(headerDigest, dataDigest);
         writer.digests(headerDigest, dataDigest);
         icDone = true;
-        writer.icResp(ctx, dgst, MAX_H2C_DATA);
+        writer.icResp(dgst, MAX_H2C_DATA);
         scheduleFlush();
     }
 
@@ -330,7 +340,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         r.receivingData(receiver);
         // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md
         // §5.10).
-        writer.r2t(ctx, r);
+        writer.r2t(r);
         scheduleFlush();
     }
 

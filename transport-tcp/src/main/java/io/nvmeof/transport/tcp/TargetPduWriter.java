@@ -12,11 +12,15 @@ import java.util.zip.CRC32C;
 
 /**
  * The PDUs a target connection writes (nvmeof-protocol.md §5.4, §5.10): ICResp, R2T, and a completion's C2HData (its
- * segments written without copying) and CapsuleResp, with header and data digests as negotiated (§5.8). Headers come
- * from the channel's pooled allocator; writes use the void promise; the caller flushes. One per connection, used on
+ * segments written without copying) and CapsuleResp, with header and data digests as negotiated (§5.8). The PDUs go
+ * into the connection's {@link PduBatch}, so that a burst of them is one message; the data segments are written to
+ * the channel with the void promise (the batch hands its PDUs over before them); the caller flushes. One per connection, used on
  * its event loop only: its flyweights, CRC and {@link DirectView} are reused for every PDU.
  */
 final class TargetPduWriter {
+    /** Where every PDU goes; a C2HData's data are written to the channel after its header, through the batch. */
+    private final PduBatch batch;
+
     private final CRC32C crc = new CRC32C();
     /** Reads segment memory for the data digest without a per-source NIO view. */
     private final DirectView crcView = new DirectView();
@@ -30,6 +34,10 @@ final class TargetPduWriter {
     private boolean headerDigest;
     private boolean dataDigest;
 
+    TargetPduWriter(PduBatch batch) {
+        this.batch = batch;
+    }
+
     /** The digests negotiated in ICReq/ICResp; every PDU written afterwards carries them. */
     void digests(boolean header, boolean data) {
         this.headerDigest = header;
@@ -37,20 +45,20 @@ final class TargetPduWriter {
     }
 
     /** ICResp: PFV 0, CPDA 0, DGST {@code dgst}, MAXH2CDATA {@code maxH2cData} (nvmeof-protocol.md §5.4). */
-    void icResp(ChannelHandlerContext ctx, int dgst, int maxH2cData) {
-        ByteBuf out = ctx.alloc().directBuffer(IcRespPdu.LENGTH);
-        icResp.wrap(out, 0).set(0, 0, dgst, maxH2cData);
-        out.writerIndex(IcRespPdu.LENGTH);
-        ctx.write(out, ctx.voidPromise());
+    void icResp(int dgst, int maxH2cData) {
+        ByteBuf out = batch.room(IcRespPdu.LENGTH);
+        int at = out.writerIndex();
+        icResp.wrap(out, at).set(0, 0, dgst, maxH2cData);
+        out.writerIndex(at + IcRespPdu.LENGTH);
     }
 
     /** One R2T for the whole transfer of {@code r}: TTAG = its slot, R2TO 0 (nvmeof-protocol.md §5.10). */
-    void r2t(ChannelHandlerContext ctx, TcpTargetRequest r) {
+    void r2t(TcpTargetRequest r) {
         int hd = headerDigest ? DIGEST_LENGTH : 0;
-        ByteBuf out = ctx.alloc().directBuffer(R2tPdu.HLEN + hd);
-        r2t.wrap(out, 0).set(headerDigest, r.cid(), r.index, 0, r.dataLength());
-        finishHeader(out, R2tPdu.HLEN);
-        ctx.write(out, ctx.voidPromise());
+        ByteBuf out = batch.room(R2tPdu.HLEN + hd);
+        int at = out.writerIndex();
+        r2t.wrap(out, at).set(headerDigest, r.cid(), r.index, 0, r.dataLength());
+        finishHeader(out, at, R2tPdu.HLEN);
     }
 
     /**
@@ -68,8 +76,9 @@ final class TargetPduWriter {
         int trailer = 0;
         if (sendData) {
             int dd = dataDigest ? DIGEST_LENGTH : 0;
-            ByteBuf header = ctx.alloc().directBuffer(C2hDataPdu.HLEN + hd);
-            c2hData.wrap(header, 0)
+            ByteBuf header = batch.room(C2hDataPdu.HLEN + hd);
+            int at = header.writerIndex();
+            c2hData.wrap(header, at)
                     .set(
                             headerDigest,
                             dataDigest,
@@ -77,8 +86,7 @@ final class TargetPduWriter {
                             r.cid(),
                             0,
                             r.segmentBytes);
-            finishHeader(header, C2hDataPdu.HLEN);
-            ctx.write(header, ctx.voidPromise());
+            finishHeader(header, at, C2hDataPdu.HLEN);
             if (dataDigest) {
                 crc.reset();
             }
@@ -98,12 +106,13 @@ final class TargetPduWriter {
         }
         int respLength = success ? 0 : CapsuleRespPdu.HLEN + hd;
         if (trailer + respLength > 0) {
-            ByteBuf out = ctx.alloc().directBuffer(trailer + respLength);
+            ByteBuf out = batch.room(trailer + respLength);
+            int at = out.writerIndex();
             if (trailer > 0) {
-                out.setIntLE(0, (int) crc.getValue());
+                out.setIntLE(at, (int) crc.getValue());
             }
             if (respLength > 0) {
-                capsuleResp.wrap(out, trailer).set(headerDigest);
+                capsuleResp.wrap(out, at + trailer).set(headerDigest);
                 // The slot's CQE lives in a heap buffer (TcpTargetRequest), so this is a plain array copy.
                 out.setBytes(
                         capsuleResp.cqeIndex(),
@@ -112,22 +121,24 @@ final class TargetPduWriter {
                         CompletionQueueEntry.LENGTH);
                 if (headerDigest) {
                     out.setIntLE(
-                            trailer + CapsuleRespPdu.HLEN,
-                            Crc32c.computeHeader(crc, crcView, headerScratch, out, trailer, CapsuleRespPdu.HLEN));
+                            at + trailer + CapsuleRespPdu.HLEN,
+                            Crc32c.computeHeader(crc, crcView, headerScratch, out, at + trailer, CapsuleRespPdu.HLEN));
                 }
             }
-            out.writerIndex(trailer + respLength);
-            ctx.write(out, ctx.voidPromise());
+            out.writerIndex(at + trailer + respLength);
         }
     }
 
-    /** Sets writerIndex after a header of {@code hlen} bytes and its HDGST if negotiated (nvmeof-protocol.md §5.8). */
-    private void finishHeader(ByteBuf out, int hlen) {
+    /**
+     * Ends a header of {@code hlen} bytes written at {@code at} in {@code out}: its HDGST if negotiated
+     * (nvmeof-protocol.md §5.8), and the writerIndex after it.
+     */
+    private void finishHeader(ByteBuf out, int at, int hlen) {
         if (headerDigest) {
-            out.setIntLE(hlen, Crc32c.computeHeader(crc, crcView, headerScratch, out, 0, hlen));
-            out.writerIndex(hlen + DIGEST_LENGTH);
+            out.setIntLE(at + hlen, Crc32c.computeHeader(crc, crcView, headerScratch, out, at, hlen));
+            out.writerIndex(at + hlen + DIGEST_LENGTH);
         } else {
-            out.writerIndex(hlen);
+            out.writerIndex(at + hlen);
         }
     }
 }

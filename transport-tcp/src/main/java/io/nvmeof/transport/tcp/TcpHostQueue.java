@@ -59,6 +59,7 @@ public final class TcpHostQueue implements HostQueue {
     /** Adds the host-side NVMe/TCP handlers (decoder, then the connection's handler) to a new connection's pipeline. */
     public static TcpHostQueue install(ChannelPipeline pipeline, HostQueueOptions options) {
         TcpHostQueue queue = new TcpHostQueue(options);
+        pipeline.addLast("nvme-tcp-batch", queue.handler.batch);
         pipeline.addLast("nvme-tcp-decoder", queue.handler.decoder);
         pipeline.addLast("nvme-tcp-host", queue.handler);
         return queue;

@@ -508,6 +508,29 @@ class NvmeTcpHostHandlerTest {
     }
 
     @Test
+    void commandsSentTogetherAreOneMessage() {
+        HostHarness h = new HostHarness(false, false).connect(131072);
+        h.queue.alwaysQueue = true; // queued, then sent by one drain task
+        int n = 20;
+        for (int i = 0; i < n; i++) {
+            h.queue.submit(new TestCommand(KEEP_ALIVE, i));
+        }
+        h.channel.runPendingTasks();
+        io.netty.buffer.ByteBuf m = h.channel.readOutbound();
+        assertEquals(n * 72, m.readableBytes(), "20 CapsuleCmds in one message");
+        byte[] stream = new byte[m.readableBytes()];
+        m.getBytes(m.readerIndex(), stream);
+        m.release();
+        assertNull(h.channel.readOutbound());
+        List<byte[]> pdus = Bytes.split(stream);
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, Bytes.view(pdus.get(i)).getShort(10), "CID, in the order submitted");
+        }
+        h.queue.close();
+        h.assertClean();
+    }
+
+    @Test
     void closeFailsInFlightCommandsThenTellsTheListenerOnce() {
         HostHarness h = new HostHarness(false, false).connect(131072);
         TestCommand a = new TestCommand(READ, 1).data(ByteBuffer.allocate(8192), 0, 8192);

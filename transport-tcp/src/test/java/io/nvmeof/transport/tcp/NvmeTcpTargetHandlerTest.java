@@ -280,6 +280,118 @@ class NvmeTcpTargetHandlerTest {
         h.assertClean();
     }
 
+    // ----------------------------------------------------------------------------------------------- batching
+
+    /** The messages the target wrote so far, each as its bytes (every one released). */
+    private static List<byte[]> drainMessages(TargetHarness h) {
+        h.channel.runPendingTasks();
+        List<byte[]> messages = new java.util.ArrayList<>();
+        for (Object o; (o = h.channel.readOutbound()) != null; ) {
+            io.netty.buffer.ByteBuf b = (io.netty.buffer.ByteBuf) o;
+            byte[] a = new byte[b.readableBytes()];
+            b.getBytes(b.readerIndex(), a);
+            b.release();
+            messages.add(a);
+        }
+        return messages;
+    }
+
+    @Test
+    void aBurstOfCompletionsIsOneMessageWithTheReadDataBetween() {
+        TargetHarness h = connected(1, 0, 0);
+        java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
+        for (int cid = 0; cid < 20; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
+        }
+        burst.writeBytes(Bytes.capsule(Bytes.sqe(0x02, 100, 0x5A, 4096), null, false, false));
+        for (int cid = 20; cid < 40; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
+        }
+        h.feed(burst.toByteArray());
+        List<byte[]> messages = drainMessages(h);
+        // 20 CapsuleResps and the read's C2HData header; its 3 data segments as they are; its CapsuleResp and 20 more.
+        assertEquals(1 + h.core.readSegments + 1, messages.size(), "messages");
+        assertEquals(20 * 24 + 24, messages.get(0).length);
+        assertEquals(21 * 24, messages.get(messages.size() - 1).length);
+        java.io.ByteArrayOutputStream stream = new java.io.ByteArrayOutputStream();
+        messages.forEach(stream::writeBytes);
+        List<byte[]> pdus = Bytes.split(stream.toByteArray());
+        assertEquals(42, pdus.size());
+        for (int i = 0; i < 20; i++) {
+            assertCapsuleResp(pdus.get(i), i, 0, false);
+        }
+        assertEquals(0x07, pdus.get(20)[0], "C2HData after the first 20 responses");
+        assertEquals(24 + 4096, pdus.get(20).length);
+        assertCapsuleResp(pdus.get(21), 100, 0, false);
+        for (int i = 20; i < 40; i++) {
+            assertCapsuleResp(pdus.get(i + 2), i, 0, false);
+        }
+        h.core.assertEachReleasedOnce();
+        h.assertClean();
+    }
+
+    @Test
+    void aBurstLargerThanOneBatchContinuesInTheNext() {
+        TargetHarness h = connected(1, 0, 1); // header digests: 28-byte CapsuleResps
+        java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
+        int n = 200; // more than PduBatch.CAPACITY / 28
+        for (int cid = 0; cid < n; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, true, false));
+        }
+        h.feed(burst.toByteArray());
+        List<byte[]> messages = drainMessages(h);
+        int perBatch = PduBatch.CAPACITY / 28;
+        assertEquals((n + perBatch - 1) / perBatch, messages.size());
+        java.io.ByteArrayOutputStream stream = new java.io.ByteArrayOutputStream();
+        messages.forEach(stream::writeBytes);
+        List<byte[]> pdus = Bytes.split(stream.toByteArray());
+        assertEquals(n, pdus.size());
+        for (int i = 0; i < n; i++) {
+            assertCapsuleResp(pdus.get(i), i, 0, true);
+        }
+        h.assertClean();
+    }
+
+    @Test
+    void completionsGatheredBeforeAFaultGoOutBeforeTheTermReq() {
+        // The decoder's fault (a wrong HLEN) and the handler's (H2CData for a TTAG awaiting nothing), each after three
+        // commands completed in the same read.
+        byte[] badHlen = Bytes.capsule(Bytes.sqe(0x18, 9, 0x5A, 0), null, false, false);
+        badHlen[2] = 0x40;
+        byte[] unknownTtag = Bytes.h2cData(7, 99, 0, Bytes.pattern(512, 0), true, false, false);
+        int[][] expected = {{1, 2}, {1, 10}}; // FES, FEI
+        byte[][] faults = {badHlen, unknownTtag};
+        for (int f = 0; f < faults.length; f++) {
+            TargetHarness h = connected(1, 0, 0);
+            java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
+            for (int cid = 0; cid < 3; cid++) {
+                burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
+            }
+            burst.writeBytes(faults[f]);
+            h.feed(burst.toByteArray());
+            List<byte[]> pdus = h.drainPdus();
+            assertEquals(4, pdus.size(), "three CapsuleResps, then the C2HTermReq");
+            for (int cid = 0; cid < 3; cid++) {
+                assertCapsuleResp(pdus.get(cid), cid, 0, false);
+            }
+            assertTermReq(pdus.get(3), expected[f][0], expected[f][1]);
+            assertFalse(h.channel.isOpen());
+            h.assertClean();
+        }
+    }
+
+    @Test
+    void gatheredPdusNeverSentAreReleasedWhenTheConnectionCloses() {
+        TargetHarness h = connected(1, 0, 0);
+        h.feed(Bytes.capsule(Bytes.sqe(FakeCore.HOLD_OPCODE, 5, 0x5A, 0), null, false, false));
+        TargetRequest held = h.core.held.remove(0);
+        held.response().status(0);
+        held.complete(); // gathered; the flush is a task not run yet
+        h.channel.pipeline().close(); // as the core or a fault closes it: no flush first
+        assertEquals(0, h.drain().length, "nothing written after the close");
+        h.assertClean(); // the gathered CapsuleResp's buffer was released
+    }
+
     @Test
     void executeRunsOnTheQueueThreadAndIsDroppedAfterClose() {
         TargetHarness h = connected(1, 0, 0);

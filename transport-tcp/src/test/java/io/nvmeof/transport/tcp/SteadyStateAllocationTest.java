@@ -91,11 +91,24 @@ class SteadyStateAllocationTest {
                     h.alloc.directBuffer(write.length).writeBytes(write),
                     h.alloc.directBuffer(r2tWrite.length).writeBytes(r2tWrite));
             h.channel.runPendingTasks();
+            // The target writes several PDUs in one buffer, and a C2HData's data in buffers of their own: walk the
+            // written bytes PDU by PDU (PLEN), skipping data, to find the R2T.
             int ttag = -1;
+            long skip = 0;
             for (Object o; (o = h.channel.readOutbound()) != null; ) {
                 ByteBuf b = (ByteBuf) o;
-                if (b.readableBytes() >= R2tPdu.HLEN && b.getByte(b.readerIndex()) == PduHeader.TYPE_R2T) {
-                    ttag = b.getUnsignedShortLE(b.readerIndex() + R2tPdu.TTAG_OFFSET);
+                int at = b.readerIndex();
+                while (at < b.writerIndex()) {
+                    if (skip > 0) {
+                        int step = (int) Math.min(skip, b.writerIndex() - at);
+                        skip -= step;
+                        at += step;
+                        continue;
+                    }
+                    if (b.getByte(at) == PduHeader.TYPE_R2T) {
+                        ttag = b.getUnsignedShortLE(at + R2tPdu.TTAG_OFFSET);
+                    }
+                    skip = b.getUnsignedIntLE(at + 4); // PLEN
                 }
                 b.release();
             }
