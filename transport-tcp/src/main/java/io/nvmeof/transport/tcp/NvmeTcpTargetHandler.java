@@ -103,10 +103,10 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             NvmeTcpPduDecoder decoder,
             PduBatch batch) {
         this.options = options;
-        this.writer = new TargetPduWriter(batch);
         this.portInfo = portInfo;
         this.acceptor = acceptor;
         this.decoder = decoder;
+        this.writer = new TargetPduWriter(batch);
         this.capsuleData = new CapsuleDataCheck(options);
         this.slots = new TargetSlots(this, 2 * ADMIN_QUEUE_SIZE);
     }

@@ -14,8 +14,8 @@ import java.util.zip.CRC32C;
  * The PDUs a target connection writes (nvmeof-protocol.md §5.4, §5.10): ICResp, R2T, and a completion's C2HData (its
  * segments written without copying) and CapsuleResp, with header and data digests as negotiated (§5.8). The PDUs go
  * into the connection's {@link PduBatch}, so that a burst of them is one message; the data segments are written to
- * the channel with the void promise (the batch hands its PDUs over before them); the caller flushes. One per connection, used on
- * its event loop only: its flyweights, CRC and {@link DirectView} are reused for every PDU.
+ * the channel with the void promise (the batch hands its PDUs over before them); the caller flushes. One per
+ * connection, used on its event loop only: its flyweights, CRC and {@link DirectView} are reused for every PDU.
  */
 final class TargetPduWriter {
     /** Where every PDU goes; a C2HData's data are written to the channel after its header, through the batch. */

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
 import io.nvmeof.core.command.Status;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -516,7 +517,7 @@ class NvmeTcpHostHandlerTest {
             h.queue.submit(new TestCommand(KEEP_ALIVE, i));
         }
         h.channel.runPendingTasks();
-        io.netty.buffer.ByteBuf m = h.channel.readOutbound();
+        ByteBuf m = h.channel.readOutbound();
         assertEquals(n * 72, m.readableBytes(), "20 CapsuleCmds in one message");
         byte[] stream = new byte[m.readableBytes()];
         m.getBytes(m.readerIndex(), stream);

@@ -9,11 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
 import io.nvmeof.core.command.Status;
 import io.nvmeof.core.spi.ListenerOptions;
 import io.nvmeof.core.spi.TargetRequest;
+import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -285,9 +288,9 @@ class NvmeTcpTargetHandlerTest {
     /** The messages the target wrote so far, each as its bytes (every one released). */
     private static List<byte[]> drainMessages(TargetHarness h) {
         h.channel.runPendingTasks();
-        List<byte[]> messages = new java.util.ArrayList<>();
+        List<byte[]> messages = new ArrayList<>();
         for (Object o; (o = h.channel.readOutbound()) != null; ) {
-            io.netty.buffer.ByteBuf b = (io.netty.buffer.ByteBuf) o;
+            ByteBuf b = (ByteBuf) o;
             byte[] a = new byte[b.readableBytes()];
             b.getBytes(b.readerIndex(), a);
             b.release();
@@ -296,26 +299,27 @@ class NvmeTcpTargetHandlerTest {
         return messages;
     }
 
+    /** No-data commands (opcode 0x18) with CIDs [from, to), back to back. */
+    private static void noDataCommands(ByteArrayOutputStream burst, int from, int to, boolean hd) {
+        for (int cid = from; cid < to; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, hd, false));
+        }
+    }
+
     @Test
     void aBurstOfCompletionsIsOneMessageWithTheReadDataBetween() {
         TargetHarness h = connected(1, 0, 0);
-        java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
-        for (int cid = 0; cid < 20; cid++) {
-            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
-        }
+        ByteArrayOutputStream burst = new ByteArrayOutputStream();
+        noDataCommands(burst, 0, 20, false);
         burst.writeBytes(Bytes.capsule(Bytes.sqe(0x02, 100, 0x5A, 4096), null, false, false));
-        for (int cid = 20; cid < 40; cid++) {
-            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
-        }
+        noDataCommands(burst, 20, 40, false);
         h.feed(burst.toByteArray());
         List<byte[]> messages = drainMessages(h);
         // 20 CapsuleResps and the read's C2HData header; its 3 data segments as they are; its CapsuleResp and 20 more.
         assertEquals(1 + h.core.readSegments + 1, messages.size(), "messages");
         assertEquals(20 * 24 + 24, messages.get(0).length);
         assertEquals(21 * 24, messages.get(messages.size() - 1).length);
-        java.io.ByteArrayOutputStream stream = new java.io.ByteArrayOutputStream();
-        messages.forEach(stream::writeBytes);
-        List<byte[]> pdus = Bytes.split(stream.toByteArray());
+        List<byte[]> pdus = Bytes.split(Bytes.concat(messages.toArray(new byte[0][])));
         assertEquals(42, pdus.size());
         for (int i = 0; i < 20; i++) {
             assertCapsuleResp(pdus.get(i), i, 0, false);
@@ -333,18 +337,14 @@ class NvmeTcpTargetHandlerTest {
     @Test
     void aBurstLargerThanOneBatchContinuesInTheNext() {
         TargetHarness h = connected(1, 0, 1); // header digests: 28-byte CapsuleResps
-        java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream burst = new ByteArrayOutputStream();
         int n = 200; // more than PduBatch.CAPACITY / 28
-        for (int cid = 0; cid < n; cid++) {
-            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, true, false));
-        }
+        noDataCommands(burst, 0, n, true);
         h.feed(burst.toByteArray());
         List<byte[]> messages = drainMessages(h);
         int perBatch = PduBatch.CAPACITY / 28;
         assertEquals((n + perBatch - 1) / perBatch, messages.size());
-        java.io.ByteArrayOutputStream stream = new java.io.ByteArrayOutputStream();
-        messages.forEach(stream::writeBytes);
-        List<byte[]> pdus = Bytes.split(stream.toByteArray());
+        List<byte[]> pdus = Bytes.split(Bytes.concat(messages.toArray(new byte[0][])));
         assertEquals(n, pdus.size());
         for (int i = 0; i < n; i++) {
             assertCapsuleResp(pdus.get(i), i, 0, true);
@@ -363,10 +363,8 @@ class NvmeTcpTargetHandlerTest {
         byte[][] faults = {badHlen, unknownTtag};
         for (int f = 0; f < faults.length; f++) {
             TargetHarness h = connected(1, 0, 0);
-            java.io.ByteArrayOutputStream burst = new java.io.ByteArrayOutputStream();
-            for (int cid = 0; cid < 3; cid++) {
-                burst.writeBytes(Bytes.capsule(Bytes.sqe(0x18, cid, 0x5A, 0), null, false, false));
-            }
+            ByteArrayOutputStream burst = new ByteArrayOutputStream();
+            noDataCommands(burst, 0, 3, false);
             burst.writeBytes(faults[f]);
             h.feed(burst.toByteArray());
             List<byte[]> pdus = h.drainPdus();
