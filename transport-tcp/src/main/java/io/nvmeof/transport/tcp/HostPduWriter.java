@@ -17,9 +17,8 @@ import java.util.zip.CRC32C;
  * connection's event loop, like the {@link NvmeTcpHostHandler} that uses it; it only writes (the handler flushes). The
  * PDUs go into the connection's {@link PduBatch}, so that a burst of commands is one message.
  *
- * <p>Data is never copied for H2CData: the PDU's data is a {@link SegmentByteBuf} view of the caller's buffer. In-capsule
- * data is copied once into the capsule buffer, through a re-pointed {@link DirectView} for a direct caller buffer (no
- * NIO view is made per command).
+ * <p>Data is never copied: in-capsule data and H2CData's data are {@link SegmentByteBuf} views of the caller's buffer,
+ * written after their header (a heap buffer is copied to a direct one by Netty, as the JDK would).
  */
 final class HostPduWriter {
     /** Where the PDUs go; H2CData's data are written to the channel after their header, through the batch. */
@@ -58,7 +57,7 @@ final class HostPduWriter {
      * host→controller data up to {@code inCapsuleLimit} → 0x01, the data in the capsule; more → 0x5A, the data
      * follows R2Ts; controller→host → 0x5A LENGTH L.
      */
-    void capsuleCmd(SubmissionQueueEntry sqe, TcpHostRequest r, int inCapsuleLimit) {
+    void capsuleCmd(ChannelHandlerContext ctx, SubmissionQueueEntry sqe, TcpHostRequest r, int inCapsuleLimit) {
         int inCapsule = r.length > 0 && r.hostToController && r.length <= inCapsuleLimit ? r.length : 0;
         r.inCapsule = inCapsule > 0;
         if (inCapsule > 0) {
@@ -67,24 +66,32 @@ final class HostPduWriter {
             sqe.sgl().set(SglDescriptor.ID_TCP_TRANSPORT, 0, r.length); // data in PDUs, or LENGTH 0: none
         }
         int hd = headerDigest ? DIGEST_LENGTH : 0;
-        int dd = inCapsule > 0 && dataDigest ? DIGEST_LENGTH : 0;
-        int total = CapsuleCmdPdu.HLEN + hd + inCapsule + dd;
-        ByteBuf out = batch.room(total);
-        int at = out.writerIndex();
-        capsuleCmd.wrap(out, at).set(headerDigest, dataDigest, inCapsule);
-        copySqe(sqe, out, capsuleCmd.sqeIndex());
-        if (headerDigest) {
-            out.setIntLE(
-                    at + CapsuleCmdPdu.HLEN,
-                    Crc32c.computeHeader(crc, direct, headerScratch, out, at, CapsuleCmdPdu.HLEN));
+        // The in-capsule data go as a view of the caller's buffer, which belongs to the command until it completes
+        // (the target answers only after it has received them). Taken first, so that nothing is written if it fails.
+        SegmentByteBuf data = inCapsule > 0 ? segments.take(r.buffer, r.offset, inCapsule, DataRelease.NONE) : null;
+        try {
+            ByteBuf out = batch.room(CapsuleCmdPdu.HLEN + hd);
+            int at = out.writerIndex();
+            capsuleCmd.wrap(out, at).set(headerDigest, dataDigest, inCapsule);
+            copySqe(sqe, out, capsuleCmd.sqeIndex());
+            if (headerDigest) {
+                out.setIntLE(
+                        at + CapsuleCmdPdu.HLEN,
+                        Crc32c.computeHeader(crc, direct, headerScratch, out, at, CapsuleCmdPdu.HLEN));
+            }
+            out.writerIndex(at + CapsuleCmdPdu.HLEN + hd);
+        } catch (RuntimeException e) {
+            if (data != null) {
+                data.release();
+            }
+            throw e;
         }
-        if (inCapsule > 0) {
-            copyIn(r, out, at + CapsuleCmdPdu.HLEN + hd, inCapsule);
+        if (data != null) {
+            ctx.write(data, ctx.voidPromise()); // the batch hands the header over before the data
             if (dataDigest) {
-                out.setIntLE(at + CapsuleCmdPdu.HLEN + hd + inCapsule, dataCrc(r, 0, inCapsule));
+                batch.room(DIGEST_LENGTH).writeIntLE(dataCrc(r, 0, inCapsule));
             }
         }
-        out.writerIndex(at + total); // only now: a copy that throws leaves the batch as it was
     }
 
     /**
@@ -142,16 +149,6 @@ final class HostPduWriter {
         int from = sqe.offset();
         for (int i = 0; i < SubmissionQueueEntry.LENGTH; i += 8) {
             out.setLongLE(index + i, b.getLong(from + i));
-        }
-    }
-
-    /** Caller data [0, len) → out at {@code index} (in-capsule data). */
-    private void copyIn(TcpHostRequest r, ByteBuf out, int index, int len) {
-        ByteBuffer src = r.buffer;
-        if (src.hasArray()) {
-            out.setBytes(index, src.array(), src.arrayOffset() + r.offset, len);
-        } else {
-            out.setBytes(index, r.data(direct, 0, len));
         }
     }
 

@@ -369,7 +369,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
                 ? TcpHostQueue.FABRICS_IN_CAPSULE_LIMIT
                 : queue.maxInCapsuleData();
         try {
-            writer.capsuleCmd(sqe, r, limit);
+            writer.capsuleCmd(ctx, sqe, r, limit);
         } catch (RuntimeException e) {
             r.reset();
             throw e;

@@ -247,6 +247,29 @@ class NvmeTcpHostHandlerTest {
     }
 
     @Test
+    void inCapsuleDataAreAViewOfTheCallersBufferNotACopy() {
+        HostHarness h = new HostHarness(false, false).connect(131072);
+        h.queue.maxInCapsuleData(8192);
+        ByteBuffer buffer = direct(Bytes.pattern(4096, 3), 64, 8192);
+        h.queue.submit(new TestCommand(WRITE, 7).data(buffer, 64, 4096));
+        h.channel.runPendingTasks();
+        ByteBuf header = h.channel.readOutbound();
+        ByteBuf data = h.channel.readOutbound();
+        assertNull(h.channel.readOutbound());
+        assertEquals(72, header.readableBytes(), "the CapsuleCmd's header, then its data");
+        assertEquals(4096, data.readableBytes());
+        byte[] changed = Bytes.pattern(4096, 4);
+        buffer.put(64, changed); // what the message holds is the caller's memory itself
+        byte[] sent = new byte[4096];
+        data.getBytes(data.readerIndex(), sent);
+        assertArrayEquals(changed, sent);
+        header.release();
+        data.release();
+        h.queue.close();
+        h.assertClean();
+    }
+
+    @Test
     void fabricsCommandsGoInCapsuleUpTo8KiBWhateverTheLimit() {
         HostHarness h = new HostHarness(false, false).connect(131072);
         TestCommand connect = new TestCommand(0x7F, 0).data(ByteBuffer.wrap(Bytes.pattern(1024, 2)), 0, 1024);
