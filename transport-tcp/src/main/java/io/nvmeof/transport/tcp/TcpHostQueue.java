@@ -56,7 +56,10 @@ public final class TcpHostQueue implements HostQueue {
         this.handler = new NvmeTcpHostHandler(this, options, commands, peer);
     }
 
-    /** Adds the host-side NVMe/TCP handlers (decoder, then the connection's handler) to a new connection's pipeline. */
+    /**
+     * Adds the host-side NVMe/TCP handlers to a new connection's pipeline: the {@link PduBatch} every write passes,
+     * the decoder, then the connection's handler.
+     */
     public static TcpHostQueue install(ChannelPipeline pipeline, HostQueueOptions options) {
         TcpHostQueue queue = new TcpHostQueue(options);
         pipeline.addLast("nvme-tcp-batch", queue.handler.batch);

@@ -21,7 +21,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The host pipeline (HOST-role decoder + NvmeTcpHostHandler) in an EmbeddedChannel, controller bytes fed one at a time. */
+/**
+ * The host pipeline (PduBatch + HOST-role decoder + NvmeTcpHostHandler) in an EmbeddedChannel, controller bytes fed
+ * one at a time.
+ */
 class NvmeTcpHostHandlerTest {
     private static final int READ = 0x02;
     private static final int WRITE = 0x01;

@@ -21,7 +21,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The controller pipeline (decoder + handler) against a fake core, fed through EmbeddedChannel. */
+/** The controller pipeline (PduBatch + decoder + handler) against a fake core, fed through EmbeddedChannel. */
 class NvmeTcpTargetHandlerTest {
     private static final int IO_QUEUE_SIZE = 128;
 
