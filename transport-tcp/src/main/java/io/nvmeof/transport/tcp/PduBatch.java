@@ -7,9 +7,10 @@ import io.netty.channel.ChannelPromise;
 
 /**
  * Gathers the PDUs a connection writes into one pooled buffer, which goes to Netty as one message: on a target the
- * CapsuleResps, the headers of C2HData and R2T, ICResp and data digests; on a host the CapsuleCmds (with their
- * in-capsule data) and the headers of H2CData. A burst of 32 completions or commands is then one message and one iovec
- * in the {@code writev}, instead of one per PDU, each allocated, queued and released on its own.
+ * CapsuleResps, the headers of C2HData and R2T, ICResp and data digests; on a host the CapsuleCmd and H2CData
+ * headers and data digests. Data never go into it: they are written after it, as views of their own buffers. A burst
+ * of 32 completions or commands is then one message and one iovec in the {@code writev}, instead of one per PDU, each
+ * allocated, queued and released on its own.
  *
  * <p>It sits in the pipeline just before the decoder, so every message of the connection passes through it: before
  * any other message (a C2HData's data, a TermReq from the decoder or the handler) and before every flush, the PDUs
@@ -21,7 +22,7 @@ import io.netty.channel.ChannelPromise;
 final class PduBatch extends ChannelOutboundHandlerAdapter {
     /**
      * The batch's size: 73 CapsuleResps with header digests (28 bytes each) or 26 CapsuleCmds without data (76 bytes)
-     * fit in one. A PDU larger than this (a CapsuleCmd with in-capsule data) gets a batch of its own size. 2 KiB rather
+     * fit in one ({@link #room} would give anything longer a batch of its own size; no PDU header is). 2 KiB rather
      * than 4: with a pooled allocator without thread caches (the allocation tests), 4 KiB batches made the arena
      * create and drop its page bookkeeping about once per command (48 heap bytes per command against 16).
      */
