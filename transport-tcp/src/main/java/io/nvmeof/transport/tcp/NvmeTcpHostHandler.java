@@ -203,11 +203,25 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         inRead = false;
+        flushIfPending();
+        ctx.fireChannelReadComplete();
+    }
+
+    /** After each socket read ({@link ReadBoundary}): what that read produced goes out before the next read. */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == ReadBoundary.END_OF_READ) {
+            flushIfPending();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    private void flushIfPending() {
         if (flushPending) {
             flushPending = false;
             ctx.flush();
         }
-        ctx.fireChannelReadComplete();
     }
 
     @Override

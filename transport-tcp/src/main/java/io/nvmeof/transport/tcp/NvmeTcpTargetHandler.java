@@ -38,8 +38,8 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>{@code complete}: C2HData from the core's segments (no copy) and CapsuleResp, or SUCCESS on the C2HData
  *       ({@link TargetPduWriter}), then the slot is recycled (nvmeof-protocol.md §5.10).</li>
  * </ul>
- * Flushes are batched: completions during a read burst are flushed at {@code channelReadComplete}; others by one
- * flush task per event-loop turn.
+ * Flushes are batched: completions during a read burst are flushed after each socket read ({@link ReadBoundary})
+ * and at {@code channelReadComplete}; others by one flush task per event-loop turn.
  *
  * <p>Closing ({@code channelInactive}): {@link QueueHandler#onClose} exactly once, then every buffer still held by a
  * slot (write data, unsent read segments) is released exactly once; {@code complete()} afterwards only recycles.
@@ -112,8 +112,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     }
 
     /**
-     * Adds the controller-side NVMe/TCP handlers to a new connection's pipeline: the {@link PduBatch} every write
-     * passes, the decoder, then this handler.
+     * Adds the controller-side NVMe/TCP handlers to a new connection's pipeline: the {@link ReadBoundary} at its head
+     * (before TLS, if any), then the {@link PduBatch} every write passes, the decoder and this handler.
      */
     public static NvmeTcpTargetHandler install(
             ChannelPipeline pipeline, ListenerOptions options, PortInfo portInfo, QueueAcceptor acceptor) {
@@ -123,6 +123,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
                 MAX_H2C_DATA);
         PduBatch batch = new PduBatch();
         NvmeTcpTargetHandler handler = new NvmeTcpTargetHandler(options, portInfo, acceptor, decoder, batch);
+        ReadBoundary.addFirst(pipeline);
         pipeline.addLast("nvme-tcp-batch", batch);
         pipeline.addLast("nvme-tcp-decoder", decoder);
         pipeline.addLast("nvme-tcp-target", handler);
@@ -211,11 +212,25 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         inRead = false;
+        flushIfPending();
+        ctx.fireChannelReadComplete();
+    }
+
+    /** After each socket read ({@link ReadBoundary}): what that read produced goes out before the next read. */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == ReadBoundary.END_OF_READ) {
+            flushIfPending();
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    private void flushIfPending() {
         if (flushPending) {
             flushPending = false;
             ctx.flush();
         }
-        ctx.fireChannelReadComplete();
     }
 
     @Override

@@ -57,11 +57,12 @@ public final class TcpHostQueue implements HostQueue {
     }
 
     /**
-     * Adds the host-side NVMe/TCP handlers to a new connection's pipeline: the {@link PduBatch} every write passes,
-     * the decoder, then the connection's handler.
+     * Adds the host-side NVMe/TCP handlers to a new connection's pipeline: the {@link ReadBoundary} at its head (before
+     * TLS, if any), then the {@link PduBatch} every write passes, the decoder and the connection's handler.
      */
     public static TcpHostQueue install(ChannelPipeline pipeline, HostQueueOptions options) {
         TcpHostQueue queue = new TcpHostQueue(options);
+        ReadBoundary.addFirst(pipeline);
         pipeline.addLast("nvme-tcp-batch", queue.handler.batch);
         pipeline.addLast("nvme-tcp-decoder", queue.handler.decoder);
         pipeline.addLast("nvme-tcp-host", queue.handler);

@@ -70,6 +70,20 @@ final class HostHarness {
         channel.runPendingTasks();
     }
 
+    /**
+     * Feeds the bytes as one socket read of a longer read burst: through the pipeline from its head, without the
+     * {@code channelReadComplete} that ends the burst ({@link #endReadBurst}).
+     */
+    void read(byte[] bytes) {
+        channel.pipeline().fireChannelRead(alloc.buffer(bytes.length).writeBytes(bytes));
+    }
+
+    /** Ends a read burst that {@link #read} began. */
+    void endReadBurst() {
+        channel.pipeline().fireChannelReadComplete();
+        channel.runPendingTasks();
+    }
+
     byte[] drain() {
         channel.runPendingTasks();
         ByteArrayOutputStream out = new ByteArrayOutputStream();

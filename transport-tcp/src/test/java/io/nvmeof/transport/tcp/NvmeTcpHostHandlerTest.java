@@ -4,15 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.nvmeof.core.command.Status;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Stream;
@@ -184,6 +188,55 @@ class NvmeTcpHostHandlerTest {
         }
         assertEquals(3, c.responses.get());
         assertEquals(0, h.drain().length);
+        h.queue.close();
+        h.assertClean();
+    }
+
+    @Test
+    void commandsSubmittedFromCallbacksGoOutAfterEachSocketRead() {
+        // Completions arriving in several socket reads of one read burst, each callback submitting its CID again (as
+        // a queue-depth workload does): what a read's callbacks submitted is flushed before the next read is
+        // processed (ReadBoundary), so the controller gets them while the rest of the burst is still being read.
+        HostHarness h = new HostHarness(false, false).connect(131072);
+        List<TestCommand> commands = new ArrayList<>();
+        for (int cid = 0; cid < 4; cid++) {
+            boolean[] again = {true};
+            TestCommand c = new TestCommand(KEEP_ALIVE, cid) {
+                @Override
+                public void onResponse(io.nvmeof.core.wire.CompletionQueueEntry response) {
+                    super.onResponse(response);
+                    if (again[0]) {
+                        again[0] = false;
+                        h.queue.submit(this);
+                    }
+                }
+            };
+            commands.add(c);
+            h.queue.submit(c);
+        }
+        assertEquals(4, h.drainPdus().size());
+        ByteArrayOutputStream responses = new ByteArrayOutputStream();
+        for (int cid = 0; cid < 4; cid++) {
+            responses.writeBytes(h.capsuleResp(cid, 0, 0));
+        }
+        byte[] all = responses.toByteArray();
+        int cut = 2 * 24 + 10; // two CapsuleResps and the start of the third
+        h.read(Arrays.copyOfRange(all, 0, cut));
+        ByteBuf first = h.channel.readOutbound();
+        assertNotNull(first, "the first read's resubmissions, flushed before the second read");
+        assertEquals(2 * 72, first.readableBytes());
+        first.release();
+        assertNull(h.channel.readOutbound());
+        h.read(Arrays.copyOfRange(all, cut, all.length));
+        List<byte[]> second = h.drainPdus();
+        assertEquals(2, second.size(), "the second read's resubmissions");
+        assertEquals(2, Bytes.view(second.get(0)).getShort(10), "CID");
+        assertEquals(3, Bytes.view(second.get(1)).getShort(10), "CID");
+        h.endReadBurst();
+        assertEquals(0, h.drain().length, "nothing left for the end of the burst");
+        for (TestCommand c : commands) {
+            assertEquals(1, c.responses.get());
+        }
         h.queue.close();
         h.assertClean();
     }

@@ -17,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -331,6 +332,40 @@ class NvmeTcpTargetHandlerTest {
             assertCapsuleResp(pdus.get(i + 2), i, 0, false);
         }
         h.core.assertEachReleasedOnce();
+        h.assertClean();
+    }
+
+    @Test
+    void eachSocketReadsCompletionsGoOutBeforeTheNextRead() {
+        // A burst of in-capsule writes longer than one socket read, as 32 writes of 4 KiB are in 64 KiB reads: what a
+        // read completed is flushed before the next read is processed (ReadBoundary), not only at the burst's end.
+        TargetHarness h = connected(1, 0, 0);
+        ByteArrayOutputStream burst = new ByteArrayOutputStream();
+        for (int cid = 0; cid < 5; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x01, cid, 0x01, 4096), Bytes.pattern(4096, cid), false, false));
+        }
+        byte[] all = burst.toByteArray();
+        int cut = 3 * (72 + 4096) + 100; // three whole writes and the start of the fourth
+        h.read(Arrays.copyOfRange(all, 0, cut));
+        List<byte[]> first = drainMessages(h);
+        assertEquals(1, first.size(), "the first read's completions, flushed before the second read");
+        List<byte[]> pdus = Bytes.split(first.get(0));
+        assertEquals(3, pdus.size());
+        for (int cid = 0; cid < 3; cid++) {
+            assertCapsuleResp(pdus.get(cid), cid, 0, false);
+        }
+        h.read(Arrays.copyOfRange(all, cut, all.length));
+        List<byte[]> second = drainMessages(h);
+        assertEquals(1, second.size(), "the second read's completions");
+        pdus = Bytes.split(second.get(0));
+        assertEquals(2, pdus.size());
+        assertCapsuleResp(pdus.get(0), 3, 0, false);
+        assertCapsuleResp(pdus.get(1), 4, 0, false);
+        h.endReadBurst();
+        assertEquals(0, drainMessages(h).size(), "nothing left for the end of the burst");
+        for (int cid = 0; cid < 5; cid++) {
+            assertArrayEquals(Bytes.pattern(4096, cid), h.core.received.get(1 + cid), "data of CID " + cid);
+        }
         h.assertClean();
     }
 

@@ -67,6 +67,22 @@ final class TargetHarness {
         channel.runPendingTasks();
     }
 
+    /**
+     * Feeds the bytes as one socket read of a longer read burst: through the pipeline from its head, without the
+     * {@code channelReadComplete} that ends the burst ({@link #endReadBurst}).
+     */
+    void read(byte[] bytes) {
+        ByteBuf buf = alloc.buffer(bytes.length).writeBytes(bytes);
+        inputs.add(buf);
+        channel.pipeline().fireChannelRead(buf);
+    }
+
+    /** Ends a read burst that {@link #read} began. */
+    void endReadBurst() {
+        channel.pipeline().fireChannelReadComplete();
+        channel.runPendingTasks();
+    }
+
     /** Feeds the bytes in one read from a heap buffer (memory without an address, as with a heap allocator). */
     void feedHeap(byte[] bytes) {
         ByteBuf buf = alloc.heapBuffer(bytes.length).writeBytes(bytes);
