@@ -3,6 +3,7 @@ package io.nvmeof.transport.tcp;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelPipeline;
 
 /**
  * Marks the end of each socket read: the first handler of an NVMe/TCP pipeline (before TLS, if any) passes every read
@@ -34,7 +35,7 @@ final class ReadBoundary extends ChannelInboundHandlerAdapter {
     private ReadBoundary() {}
 
     /** Puts the shared instance first in {@code pipeline}, unless it is there already. */
-    static void addFirst(io.netty.channel.ChannelPipeline pipeline) {
+    static void addFirst(ChannelPipeline pipeline) {
         if (pipeline.get(NAME) == null) {
             pipeline.addFirst(NAME, INSTANCE);
         }
