@@ -58,7 +58,6 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
 
     private final HostPduWriter writer = new HostPduWriter(batch);
     private final CompletableFuture<Void> ready = new CompletableFuture<>();
-    private final Runnable flushTask = this::flushNow;
     /** Sends what other threads queued, then flushes once. */
     final Runnable drainTask = this::drain;
 
@@ -88,9 +87,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     private boolean dataDigest;
     private int maxH2cData;
     private boolean icSent;
-    private boolean inRead;
-    private boolean flushPending;
-    private boolean flushScheduled;
+    private Flusher flusher;
 
     NvmeTcpHostHandler(TcpHostQueue queue, HostQueueOptions options, SubmissionList commands, String peer) {
         this.queue = queue;
@@ -133,6 +130,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
         this.ctx = ctx;
         this.channel = ctx.channel();
         this.loop = channel.eventLoop();
+        this.flusher = new Flusher(ctx);
         writer.eventLoop(loop);
         if (channel.isActive()) {
             sendIcReq();
@@ -166,7 +164,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         NvmeTcpPdu pdu = (NvmeTcpPdu) msg;
-        inRead = true;
+        flusher.readStarted();
         try {
             if (closed) {
                 return;
@@ -202,8 +200,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        inRead = false;
-        flushIfPending();
+        flusher.readComplete();
         ctx.fireChannelReadComplete();
     }
 
@@ -211,17 +208,10 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == ReadBoundary.END_OF_READ) {
-            flushIfPending();
+            flusher.endOfSocketRead();
             return;
         }
         ctx.fireUserEventTriggered(evt);
-    }
-
-    private void flushIfPending() {
-        if (flushPending) {
-            flushPending = false;
-            ctx.flush();
-        }
     }
 
     @Override
@@ -332,7 +322,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
         }
         writer.h2cData(ctx, r, t.ttag(), (int) r2to, (int) (r2to + r2tl));
         r.sent = r2to + r2tl;
-        scheduleFlush();
+        flusher.flushSoon();
     }
 
     /** C2HTermReq: the controller gives up on this connection; log it and close (nvmeof-protocol.md §5.7). */
@@ -350,11 +340,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     /** On the event loop: sends what other threads queued, then flushes once. */
     private void drain() {
         if (commands.drain(sender) > 0 && !closed) {
-            if (inRead) {
-                flushPending = true;
-            } else {
-                ctx.flush();
-            }
+            flusher.flushNow();
         }
     }
 
@@ -364,7 +350,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
             commands.drain(sender);
         }
         send(command);
-        scheduleFlush();
+        flusher.flushSoon();
     }
 
     /**
@@ -406,7 +392,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
 
     /** A C2HData with SUCCESS: no CapsuleResp follows (nvmeof-protocol.md §5.10). */
     void completeWithoutCapsuleResp(TcpHostRequest r) {
-        inRead = true; // as in channelRead: a command submitted from the callback is flushed at channelReadComplete
+        flusher.readStarted(); // as in channelRead: a command submitted from the callback waits for the read's end
         try {
             cqe.clear();
             cqe.sqid(qid);
@@ -436,22 +422,6 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void scheduleFlush() {
-        if (inRead) {
-            flushPending = true;
-        } else if (!flushScheduled) {
-            flushScheduled = true;
-            loop.execute(flushTask);
-        }
-    }
-
-    private void flushNow() {
-        flushScheduled = false;
-        if (!closed) {
-            ctx.flush();
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------
     // Faults and closing
 
@@ -472,6 +442,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         closed = true;
+        flusher.stop();
         decoder.discardInput();
         if (!ready.isDone()) {
             ready.completeExceptionally(

@@ -38,8 +38,8 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>{@code complete}: C2HData from the core's segments (no copy) and CapsuleResp, or SUCCESS on the C2HData
  *       ({@link TargetPduWriter}), then the slot is recycled (nvmeof-protocol.md §5.10).</li>
  * </ul>
- * Flushes are batched: completions during a read burst are flushed after each socket read ({@link ReadBoundary})
- * and at {@code channelReadComplete}; others by one flush task per event-loop turn.
+ * Flushes are batched by a {@link Flusher}: completions during a read burst are flushed after each socket read
+ * ({@link ReadBoundary}) and at {@code channelReadComplete}; others by one flush task per event-loop turn.
  *
  * <p>Closing ({@code channelInactive}): {@link QueueHandler#onClose} exactly once, then every buffer still held by a
  * slot (write data, unsent read segments) is released exactly once; {@code complete()} afterwards only recycles.
@@ -68,7 +68,6 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private final TargetPduWriter writer;
     private final TargetSlots slots;
     private final H2cDataCollector h2cDataIn = new H2cDataCollector();
-    private final Runnable flushTask = this::flushNow;
 
     // Flyweights for the PDUs we read (reused, never shared with another connection).
     private final IcReqPdu icReq = new IcReqPdu();
@@ -92,9 +91,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private int qid = -1;
     private boolean sqFlowControlDisabled;
 
-    private boolean inRead;
-    private boolean flushPending;
-    private boolean flushScheduled;
+    private Flusher flusher;
 
     public NvmeTcpTargetHandler(
             ListenerOptions options,
@@ -137,6 +134,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.channel = ctx.channel();
+        this.flusher = new Flusher(ctx);
         this.dataPool = new DataBufferPool(ctx.alloc(), ctx.executor(), DataBufferPool.RETAIN_BYTES);
         this.segmentPool = new SegmentByteBuf.Pool(ctx.executor());
         if (channel.isActive()) {
@@ -173,7 +171,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
             return;
         }
         NvmeTcpPdu pdu = (NvmeTcpPdu) msg;
-        inRead = true;
+        flusher.readStarted();
         try {
             if (failed || closed || core == null) {
                 return;
@@ -211,8 +209,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        inRead = false;
-        flushIfPending();
+        flusher.readComplete();
         ctx.fireChannelReadComplete();
     }
 
@@ -220,17 +217,10 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == ReadBoundary.END_OF_READ) {
-            flushIfPending();
+            flusher.endOfSocketRead();
             return;
         }
         ctx.fireUserEventTriggered(evt);
-    }
-
-    private void flushIfPending() {
-        if (flushPending) {
-            flushPending = false;
-            ctx.flush();
-        }
     }
 
     @Override
@@ -310,7 +300,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         writer.digests(headerDigest, dataDigest);
         icDone = true;
         writer.icResp(dgst, MAX_H2C_DATA);
-        scheduleFlush();
+        flusher.flushSoon();
     }
 
     /** CapsuleCmd → a slot → the core (nvmeof-protocol.md §5.5, §5.10, §5.13). */
@@ -356,7 +346,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         // One R2T for the whole transfer, as nvmet does; the host answers it with H2CData PDUs (nvmeof-protocol.md
         // §5.10).
         writer.r2t(r);
-        scheduleFlush();
+        flusher.flushSoon();
     }
 
     /** H2CData: data for a slot awaiting it (nvmeof-protocol.md §5.6, §5.10: nvmet's checks, H2cDataCollector). */
@@ -407,21 +397,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         writer.completion(ctx, r, sqFlowControlDisabled);
         r.recycle(dataPool);
         slots.giveBack(r);
-        scheduleFlush();
-    }
-
-    private void scheduleFlush() {
-        if (inRead) {
-            flushPending = true;
-        } else if (!flushScheduled) {
-            flushScheduled = true;
-            ctx.executor().execute(flushTask);
-        }
-    }
-
-    private void flushNow() {
-        flushScheduled = false;
-        ctx.flush();
+        flusher.flushSoon();
     }
 
     /** Slots created so far (for tests: stays flat in steady state). */
