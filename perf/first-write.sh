@@ -18,7 +18,10 @@
 # To compare settings in one run, ALTERNATE lists several TARGET_JAVA_OPTS separated by '|'; each round then runs
 # every one of them in turn (a fresh target each), e.g. the pool's memory in huge page slabs against allocateDirect:
 #   ALTERNATE='-Dio.nvmeof.chunkSlabs=off|-Dio.nvmeof.chunkSlabs=huge' perf/first-write.sh 5
-# Knobs: NS_SIZE (8g: whole GiB, written with the g), BS (128k), IODEPTH (8), RUNTIME (1), WARM (3), TARGET_CPU (1), PERF_CPU (0), PORT (4431).
+# NS_OPTS are appended to the target's --namespace setting; in ALTERNATE, what follows a ';' in an entry is that entry's
+# NS_OPTS, e.g. lazy allocation against a namespace preallocated at start (prealloc, as SPDK's malloc bdev):
+#   ALTERNATE=';|;,prealloc' NS_SIZE=4g perf/first-write.sh 4
+# Knobs: NS_SIZE (8g: whole GiB, written with the g), NS_OPTS (none), BS (128k), IODEPTH (8), RUNTIME (1), WARM (3), TARGET_CPU (1), PERF_CPU (0), PORT (4431).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bin/lib.sh
@@ -53,17 +56,20 @@ echo "first-write.sh: load average $(cut -d' ' -f1-3 /proc/loadavg); target JVM 
 IFS='|' read -r -a SETTINGS <<< "${ALTERNATE:-${TARGET_JAVA_OPTS:-}}"
 [ ${#SETTINGS[@]} -gt 0 ] || SETTINGS=("")
 for round in $(seq 1 "$ROUNDS"); do
-for TARGET_JAVA_OPTS in "${SETTINGS[@]}"; do
+for SETTING in "${SETTINGS[@]}"; do
+  TARGET_JAVA_OPTS=${SETTING%%;*}
+  ns_opts=${NS_OPTS:-}
+  [[ "$SETTING" == *";"* ]] && ns_opts=${SETTING#*;}
   # shellcheck disable=SC2046,SC2086
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) ${TARGET_JAVA_OPTS:-} -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \
-    --namespace "size=$NS_SIZE,bs=4096" --memory-budget "$NS_SIZE" > "$OUT/target.log" 2>&1 &
+    --namespace "size=$NS_SIZE,bs=4096$ns_opts" --memory-budget "$NS_SIZE" > "$OUT/target.log" 2>&1 &
   TPID=$!
   rm -f "$OUT"/*.stderr "$OUT"/*.json
-  for _ in $(seq 1 300); do grep -q "listening on" "$OUT/target.log" 2>/dev/null && break; sleep 0.1; done
+  for _ in $(seq 1 1200); do grep -q "listening on" "$OUT/target.log" 2>/dev/null && break; sleep 0.1; done
   ns_bytes=$(python3 -c "import sys; print(int(sys.argv[1].rstrip('g'))<<30)" "$NS_SIZE")
   label=$round
-  [ ${#SETTINGS[@]} -gt 1 ] && label="$round [${TARGET_JAVA_OPTS:-no opts}]"
+  [ ${#SETTINGS[@]} -gt 1 ] && label="$round [${SETTING:-no opts}]"
   # warm the target's code paths (first writes included) in the namespace's last GiB, rewrite it once measured, then
   # let the pool fill again
   # A run that fails (on a loaded machine the target may not even answer the connection in time) voids this round

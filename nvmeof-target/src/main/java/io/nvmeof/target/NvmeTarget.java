@@ -91,7 +91,10 @@ public final class NvmeTarget implements AutoCloseable {
         this.scheduler.setRemoveOnCancelPolicy(true);
     }
 
-    /** Builds the subsystems and namespaces of {@code config} without listening. Namespaces cost no RAM until written. */
+    /**
+     * Builds the subsystems and namespaces of {@code config} without listening. Namespaces cost no RAM until written,
+     * except preallocated ones ({@link NamespaceConfig#preallocate}), which take all theirs here.
+     */
     public static NvmeTarget create(TargetConfig config) {
         NvmeTarget target = new NvmeTarget(config);
         try {

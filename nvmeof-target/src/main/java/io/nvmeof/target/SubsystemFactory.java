@@ -17,6 +17,8 @@ import java.util.UUID;
  * them, and free the namespaces).
  */
 final class SubsystemFactory {
+    private static final System.Logger LOG = System.getLogger("io.nvmeof.target");
+
     private final MemoryBudget budget;
     private final ChunkMemory chunkMemory;
     private final ChunkPool chunkPool;
@@ -63,12 +65,26 @@ final class SubsystemFactory {
             return RamNamespace.fileBacked(
                     nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, nc.file());
         }
+        if (nc.preallocate()) { // all its memory now, as SPDK's malloc bdev (RamNamespace.preallocated)
+            long start = System.nanoTime();
+            RamNamespace ns = RamNamespace.preallocated(
+                    nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory);
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    () -> "namespace " + nsid + " of " + s.nqn() + ": " + nc.sizeBytes() + " bytes preallocated in "
+                            + (System.nanoTime() - start) / 1_000_000 + " ms");
+            return ns;
+        }
         return new RamNamespace(
                 nsid, nc.sizeBytes(), nc.blockSize(), uuid, nc.readOnly(), budget, chunkMemory, chunkPool);
     }
 
     /** A new, empty RAM namespace in place of {@code old}: same NSID, block size, UUID and access, {@code sizeBytes}. */
     RamNamespace resized(RamNamespace old, long sizeBytes) {
+        if (old.preallocated()) {
+            return RamNamespace.preallocated(
+                    old.nsid(), sizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory);
+        }
         return new RamNamespace(
                 old.nsid(), sizeBytes, old.blockSize(), old.uuid(), old.readOnly(), budget, chunkMemory, chunkPool);
     }

@@ -15,9 +15,18 @@ import java.util.UUID;
  * @param anaGroup  its ANA group ID (ANAGRPID), 1..{@value #MAX_ANA_GROUP} (0: group 1)
  * @param file      the file that holds the namespace (created sparse at {@code sizeBytes} if missing; an existing file
  *                  must have exactly that size), or null for RAM only
+ * @param preallocate whether a RAM namespace takes all its memory when it is created, as SPDK's malloc bdev does
+ *                  (instead of 128 KiB at a time as blocks are first written); not with {@code file}
  */
 public record NamespaceConfig(
-        int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup, Path file) {
+        int nsid,
+        long sizeBytes,
+        int blockSize,
+        UUID uuid,
+        boolean readOnly,
+        int anaGroup,
+        Path file,
+        boolean preallocate) {
     public static final int MAX_NSID = 1024;
     /** ANAGRPMAX: the highest ANA group ID, as nvmet. */
     public static final int MAX_ANA_GROUP = 128;
@@ -39,6 +48,16 @@ public record NamespaceConfig(
         if (anaGroup == 0) {
             anaGroup = 1;
         }
+        if (preallocate && file != null) {
+            throw new IllegalArgumentException(
+                    "preallocate is for RAM namespaces: a namespace in a file lives in the page cache");
+        }
+    }
+
+    /** A namespace whose memory is taken as blocks are first written. */
+    public NamespaceConfig(
+            int nsid, long sizeBytes, int blockSize, UUID uuid, boolean readOnly, int anaGroup, Path file) {
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file, false);
     }
 
     /** A RAM namespace. */
@@ -56,16 +75,21 @@ public record NamespaceConfig(
     }
 
     public NamespaceConfig withNsid(int newNsid) {
-        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file);
+        return new NamespaceConfig(newNsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file, preallocate);
     }
 
     /** This namespace in ANA group {@code group}. */
     public NamespaceConfig withAnaGroup(int group) {
-        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group, file);
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group, file, preallocate);
+    }
+
+    /** This namespace with all its memory taken at creation ({@code true}) or as blocks are first written. */
+    public NamespaceConfig withPreallocate(boolean all) {
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file, all);
     }
 
     /** This namespace kept in {@code path} (null: in RAM only). */
     public NamespaceConfig withFile(Path path) {
-        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, path);
+        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, path, preallocate);
     }
 }

@@ -114,7 +114,8 @@ public final class ConfigFile {
             @JsonProperty("uuid") String uuid,
             @JsonProperty("readOnly") Boolean readOnly,
             @JsonProperty("anaGroup") Integer anaGroup,
-            @JsonProperty("file") String file) {}
+            @JsonProperty("file") String file,
+            @JsonProperty("preallocate") Boolean preallocate) {}
 
     /**
      * Reads and checks a configuration file.
@@ -328,7 +329,8 @@ public final class ConfigFile {
                     uuid,
                     n.readOnly() != null && n.readOnly(),
                     n.anaGroup() == null ? 0 : checkedAnaGroup(n.anaGroup()),
-                    n.file() == null ? null : Path.of(n.file()));
+                    n.file() == null ? null : Path.of(n.file()),
+                    n.preallocate() != null && n.preallocate());
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(where + ": " + e.getMessage());
         }

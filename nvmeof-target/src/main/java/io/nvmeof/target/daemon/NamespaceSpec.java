@@ -7,7 +7,8 @@ import java.util.Locale;
 import java.util.UUID;
 
 /**
- * Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro][,ana-group=G][,file=PATH]} option.
+ * Parses the daemon's {@code --namespace size=1G[,bs=4096][,nsid=N][,uuid=U][,ro][,ana-group=G][,file=PATH][,prealloc]}
+ * option.
  */
 final class NamespaceSpec {
     private NamespaceSpec() {}
@@ -20,6 +21,7 @@ final class NamespaceSpec {
         boolean readOnly = false;
         int anaGroup = 0;
         Path file = null;
+        boolean preallocate = false;
         for (String part : spec.split(",")) {
             String p = part.trim();
             if (p.isEmpty()) {
@@ -64,15 +66,37 @@ final class NamespaceSpec {
                 case "read-only":
                     readOnly = true;
                     break;
+                case "prealloc":
+                case "preallocate":
+                    preallocate = value == null || onOff(key, value);
+                    break;
                 default:
                     throw new IllegalArgumentException("unknown namespace setting '" + key
-                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro,ana-group=G,file=PATH)");
+                            + "' (use size=1G,bs=4096|512,nsid=N,uuid=U,ro,ana-group=G,file=PATH,prealloc)");
             }
         }
         if (size == null) {
             throw new IllegalArgumentException("--namespace needs size=..., e.g. --namespace size=1G");
         }
-        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly, anaGroup, file);
+        return new NamespaceConfig(nsid, size, blockSize, uuid, readOnly, anaGroup, file, preallocate);
+    }
+
+    private static boolean onOff(String key, String value) {
+        switch (value.toLowerCase(Locale.ROOT)) {
+            case "on":
+            case "true":
+            case "yes":
+            case "1":
+                return true;
+            case "off":
+            case "false":
+            case "no":
+            case "0":
+                return false;
+            default:
+                throw new IllegalArgumentException(
+                        "namespace setting '" + key + "' is on or off (or given alone for on): " + value);
+        }
     }
 
     private static String require(String key, String value) {

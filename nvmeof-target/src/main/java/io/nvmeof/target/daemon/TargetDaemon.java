@@ -77,7 +77,8 @@ public final class TargetDaemon implements Callable<Integer> {
             names = "--namespace",
             paramLabel = "SPEC",
             description = "A namespace, repeatable: size=1G[,bs=4096|512][,nsid=N][,uuid=U][,ro][,ana-group=G]"
-                    + "[,file=PATH]. Memory is used only for blocks written. With file=PATH the namespace lives in "
+                    + "[,file=PATH][,prealloc]. Memory is used only for blocks written; with prealloc all of it is "
+                    + "taken at start, as SPDK's malloc bdev does. With file=PATH the namespace lives in "
                     + "that file (memory-mapped; created sparse if missing, an existing one must have the same size) "
                     + "and keeps its data across restarts.")
     List<String> namespaces = new ArrayList<>();

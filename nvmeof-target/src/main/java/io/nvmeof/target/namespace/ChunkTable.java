@@ -96,14 +96,7 @@ final class ChunkTable {
                 }
                 continue; // c is being freed: deallocation cleared the slot before dropping its reference
             }
-            int li = index >>> LEAF_SHIFT;
-            AtomicReferenceArray<Chunk> leaf = leaves.get(li);
-            if (leaf == null) {
-                leaf = new AtomicReferenceArray<>(LEAF_SIZE);
-                if (!leaves.compareAndSet(li, null, leaf)) {
-                    leaf = leaves.get(li);
-                }
-            }
+            AtomicReferenceArray<Chunk> leaf = leaf(index);
             int bytes = chunkBytes(index);
             Chunk fresh;
             if (file != null) {
@@ -140,6 +133,19 @@ final class ChunkTable {
         }
     }
 
+    /** The leaf holding slot {@code index}, created and published if there is none yet. */
+    private AtomicReferenceArray<Chunk> leaf(int index) {
+        int li = index >>> LEAF_SHIFT;
+        AtomicReferenceArray<Chunk> leaf = leaves.get(li);
+        if (leaf == null) {
+            leaf = new AtomicReferenceArray<>(LEAF_SIZE);
+            if (!leaves.compareAndSet(li, null, leaf)) {
+                leaf = leaves.get(li);
+            }
+        }
+        return leaf;
+    }
+
     /**
      * A new RAM chunk allocated on this thread (the pool was empty, or the chunk is shorter): null if the budget is
      * spent, after freeing chunks the pool holds ahead if that makes room.
@@ -157,6 +163,26 @@ final class ChunkTable {
             budget.refused(bytes);
             return null;
         }
+    }
+
+    /**
+     * Puts a chunk at every index that has none, allocated on this thread (not from the pool, which is for first
+     * writes); false as soon as the budget is spent (the chunks made so far stay in the table).
+     */
+    boolean allocateAll() {
+        int chunkCount = (int) ((sizeBytes + CHUNK_SIZE - 1) >>> CHUNK_SHIFT);
+        for (int index = 0; index < chunkCount; index++) {
+            if (slot(index) != null) {
+                continue;
+            }
+            Chunk fresh = allocate(chunkBytes(index));
+            if (fresh == null) {
+                return false;
+            }
+            leaf(index).set(index & LEAF_MASK, fresh);
+            fresh.release(); // the caller's reference: only the table's remains
+        }
+        return true;
     }
 
     /** Drops the chunk at {@code index} from the table and releases the table's reference (Deallocate). */

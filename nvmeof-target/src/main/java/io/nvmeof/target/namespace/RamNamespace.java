@@ -29,6 +29,9 @@ import java.util.concurrent.atomic.LongAdder;
  * registered ahead on the pool's thread) when there is one; only when the pool is empty (or for a namespace's last,
  * shorter chunk) does it allocate the memory itself. Nothing else on the I/O methods allocates, except the first write
  * into a leaf's 512 MiB range (the leaf array). They return NVMe status values instead of throwing.
+ *
+ * <p>A namespace made by {@link #preallocated} has all its memory from the start, as SPDK's malloc bdev does: there
+ * are no first writes, and a deallocation zeroes the blocks in place instead of freeing their memory.
  */
 public final class RamNamespace {
     /** Chunk size: 128 KiB, large enough that a 128 KiB host I/O touches at most two chunks. */
@@ -57,6 +60,8 @@ public final class RamNamespace {
     private final ChunkTable table;
     /** The file behind the namespace, or null in RAM (the table slices it and closes it when freed). */
     private final MappedFile file;
+    /** Whether all the memory was allocated at creation and is kept until the namespace is freed. */
+    private final boolean preallocated;
 
     // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
     private final LongAdder readCommands = new LongAdder();
@@ -83,7 +88,7 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
-        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null);
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null, false);
     }
 
     /**
@@ -99,7 +104,7 @@ public final class RamNamespace {
             MemoryBudget budget,
             ChunkMemory memory,
             ChunkPool pool) {
-        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, pool, null);
+        this(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, pool, null, false);
         if (pool != null && !readOnly) {
             pool.start();
         }
@@ -122,7 +127,51 @@ public final class RamNamespace {
             java.nio.file.Path path) {
         checkGeometry(sizeBytes, blockSize);
         return new RamNamespace(
-                nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, MappedFile.open(path, sizeBytes));
+                nsid,
+                sizeBytes,
+                blockSize,
+                uuid,
+                readOnly,
+                budget,
+                memory,
+                null,
+                MappedFile.open(path, sizeBytes),
+                false);
+    }
+
+    /**
+     * A RAM namespace whose memory is all reserved in {@code budget}, allocated, faulted in and made known to the
+     * {@code memory} observers now, on the calling thread, and kept until {@link #free}: writes never wait for memory,
+     * and one never fails for want of budget. This takes time in proportion to the size; memory never touched before may
+     * take longer (in a VM the host backs each page on its first touch: 1.5-2 s per GiB measured).
+     *
+     * @throws IllegalArgumentException if the budget has less than {@code sizeBytes} left (nothing is kept then)
+     */
+    public static RamNamespace preallocated(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory) {
+        checkGeometry(sizeBytes, blockSize);
+        if (budget.limit() - budget.used() < sizeBytes) {
+            throw notEnoughBudget(nsid, sizeBytes, budget);
+        }
+        RamNamespace ns =
+                new RamNamespace(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null, true);
+        if (!ns.table.allocateAll()) {
+            ns.free();
+            throw notEnoughBudget(nsid, sizeBytes, budget);
+        }
+        return ns;
+    }
+
+    private static IllegalArgumentException notEnoughBudget(int nsid, long sizeBytes, MemoryBudget budget) {
+        return new IllegalArgumentException("cannot preallocate namespace " + nsid + ": it needs " + sizeBytes
+                + " bytes and the memory budget has " + Math.max(0, budget.limit() - budget.used()) + " of "
+                + budget.limit() + " left");
     }
 
     private RamNamespace(
@@ -134,9 +183,11 @@ public final class RamNamespace {
             MemoryBudget budget,
             ChunkMemory memory,
             ChunkPool pool,
-            MappedFile file) {
+            MappedFile file,
+            boolean preallocated) {
         checkGeometry(sizeBytes, blockSize);
         this.file = file;
+        this.preallocated = preallocated;
         this.nsid = nsid;
         this.blockSize = blockSize;
         this.blockShift = Integer.numberOfTrailingZeros(blockSize);
@@ -363,7 +414,7 @@ public final class RamNamespace {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = (int) Math.min(length, CHUNK_SIZE - within);
-            if (deallocate && file == null && within == 0 && n == table.chunkBytes(index)) {
+            if (deallocate && file == null && !preallocated && within == 0 && n == table.chunkBytes(index)) {
                 table.deallocate(index);
             } else {
                 Chunk c = table.acquire(index);
@@ -463,6 +514,11 @@ public final class RamNamespace {
         } else {
             file.force(offset, length);
         }
+    }
+
+    /** Whether the namespace's memory was all allocated at creation ({@link #preallocated}). */
+    public boolean preallocated() {
+        return preallocated;
     }
 
     /** Whether {@link #force} has anything to do (the namespace is in a file). */
