@@ -1,5 +1,6 @@
 package io.nvmeof.target.namespace;
 
+import static io.nvmeof.target.namespace.NamespaceBytes.filled;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -15,7 +16,6 @@ import io.nvmeof.target.DirectPlacementRequest;
 import io.nvmeof.target.FakeRequest;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,12 +53,6 @@ class ChunkMemoryTest {
             assertSame(live.remove(memory), handle, "freeing with the handle given for that memory");
             freed++;
         }
-    }
-
-    private static ByteBuffer filled(int length, int value) {
-        byte[] b = new byte[length];
-        Arrays.fill(b, (byte) value);
-        return ByteBuffer.wrap(b);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.nvmeof.target.namespace;
 
+import static io.nvmeof.target.namespace.NamespaceBytes.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -35,12 +36,6 @@ class FileBackedNamespaceTest {
         byte[] b = new byte[length];
         new Random(seed).nextBytes(b);
         return ByteBuffer.wrap(b);
-    }
-
-    private static byte[] read(RamNamespace ns, long offset, int length) {
-        ByteBuffer out = ByteBuffer.allocate(length);
-        ns.readInto(out, 0, offset, length);
-        return out.array();
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.nvmeof.target.namespace;
 
+import static io.nvmeof.target.namespace.NamespaceBytes.filled;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -25,12 +26,6 @@ class RamNamespaceTest {
 
     private static RamNamespace namespace(long size, MemoryBudget budget) {
         return new RamNamespace(1, size, 4096, UUID.randomUUID(), false, budget);
-    }
-
-    private static ByteBuffer filled(int length, int value) {
-        byte[] b = new byte[length];
-        Arrays.fill(b, (byte) value);
-        return ByteBuffer.wrap(b);
     }
 
     @Test
