@@ -74,10 +74,10 @@ final class LogPages {
         RamNamespace only = subsystem.namespace(nsid);
         List<RamNamespace> all = only != null ? List.of(only) : subsystem.namespaces();
         for (RamNamespace ns : all) {
-            read += ns.bytesRead();
-            written += ns.bytesWritten();
-            reads += ns.readCommands();
-            writes += ns.writeCommands();
+            read += ns.counters().bytesRead();
+            written += ns.counters().bytesWritten();
+            reads += ns.counters().readCommands();
+            writes += ns.counters().writeCommands();
         }
         b.put(3, (byte) 100); // available spare %
         b.put(4, (byte) 10); // available spare threshold %
@@ -127,9 +127,9 @@ final class LogPages {
         long read = 0;
         long written = 0;
         for (RamNamespace ns : subsystem.namespaces()) {
-            commands += ns.readCommands() + ns.writeCommands();
-            read += ns.bytesRead();
-            written += ns.bytesWritten();
+            commands += ns.counters().readCommands() + ns.counters().writeCommands();
+            read += ns.counters().bytesRead();
+            written += ns.counters().bytesWritten();
         }
         b.putLong(40, commands);
         b.putInt(48, Runtime.getRuntime().availableProcessors());

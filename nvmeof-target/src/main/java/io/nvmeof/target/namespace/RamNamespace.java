@@ -7,7 +7,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A namespace whose blocks live in off-heap RAM allocated only where written (nvmeof-protocol.md §3.2.2, §4), or,
@@ -42,10 +41,6 @@ public final class RamNamespace {
     /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
     public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
 
-    /** Read-only zeroes for in-place zeroing (never handed to a transport: reads use {@link ChunkMemory#zeroBuffer()}). */
-    private static final ByteBuffer ZEROES =
-            ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
-
     private final int nsid;
     private final int blockSize;
     private final int blockShift;
@@ -62,12 +57,10 @@ public final class RamNamespace {
     private final MappedFile file;
     /** Whether all the memory was allocated at creation and is kept until the namespace is freed. */
     private final boolean preallocated;
+    /** Write Zeroes and deallocation over {@link #table} and {@link #file}. */
+    private final RangeZeroing zeroing;
 
-    // SMART / Health counters (nvmeof-protocol.md §3.3), bumped from every queue thread without a lock.
-    private final LongAdder readCommands = new LongAdder();
-    private final LongAdder writeCommands = new LongAdder();
-    private final LongAdder bytesRead = new LongAdder();
-    private final LongAdder bytesWritten = new LongAdder();
+    private final NamespaceCounters counters = new NamespaceCounters();
 
     /**
      * @param uuid the namespace UUID, also its NGUID (nvmeof-protocol.md §3.2.3); must be unique across subsystems
@@ -199,6 +192,7 @@ public final class RamNamespace {
         this.zeroes = memory.zeroBuffer();
         this.zeroRelease = memory.zeroRelease();
         this.table = new ChunkTable(sizeBytes, budget, memory, pool, file);
+        this.zeroing = new RangeZeroing(table, file, preallocated);
     }
 
     private static void checkGeometry(long sizeBytes, int blockSize) {
@@ -226,8 +220,7 @@ public final class RamNamespace {
      * chunks are handed over retained, with the chunk as its own release; unwritten ranges come from the zero buffer.
      */
     public void read(TargetRequest request, long offset, int length) {
-        readCommands.increment();
-        bytesRead.add(length);
+        counters.read(length);
         while (length > 0) {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
@@ -269,8 +262,7 @@ public final class RamNamespace {
 
     /** Counts a write whose data a transport placed directly ({@link #placeWrite}). */
     public void wrote(int length) {
-        writeCommands.increment();
-        bytesWritten.add(length);
+        counters.written(length);
     }
 
     /** The chunk memory this namespace allocates from (its observers see every chunk). */
@@ -298,22 +290,20 @@ public final class RamNamespace {
             sourceOffset += n;
             length -= n;
         }
-        writeCommands.increment();
-        bytesWritten.add(total);
+        counters.written(total);
         return Status.SUCCESS;
     }
 
     /** Copies {@code length} bytes at byte {@code offset} into {@code target} at {@code targetOffset} (Copy's source ranges); unwritten ranges read as zeroes. */
     public void readInto(ByteBuffer target, int targetOffset, long offset, int length) {
-        readCommands.increment();
-        bytesRead.add(length);
+        counters.read(length);
         while (length > 0) {
             int index = (int) (offset >>> CHUNK_SHIFT);
             int within = (int) (offset & CHUNK_MASK);
             int n = Math.min(length, CHUNK_SIZE - within);
             Chunk c = table.acquire(index);
             if (c == null) {
-                target.put(targetOffset, ZEROES, 0, n);
+                target.put(targetOffset, RangeZeroing.ZEROES, 0, n);
             } else {
                 try {
                     target.put(targetOffset, c.buffer, within, n);
@@ -329,8 +319,7 @@ public final class RamNamespace {
 
     /** Compares {@code length} bytes of {@code source} with the blocks at byte {@code offset} (nvmeof-protocol.md §4.2). */
     public int compare(ByteBuffer source, int sourceOffset, long offset, int length) {
-        readCommands.increment();
-        bytesRead.add(length);
+        counters.read(length);
         boolean sameOrder = source.order() == ByteOrder.LITTLE_ENDIAN;
         while (length > 0) {
             int index = (int) (offset >>> CHUNK_SHIFT);
@@ -374,61 +363,7 @@ public final class RamNamespace {
      * @throws java.io.UncheckedIOException if the file system refuses to punch a hole (the range may be partly zeroed)
      */
     public void zero(long offset, long length, boolean deallocate) {
-        if (deallocate && file != null && file.punchesHoles()) {
-            punchHoles(offset, length);
-            return;
-        }
-        zeroInPlace(offset, length, deallocate);
-    }
-
-    private void punchHoles(long offset, long length) {
-        if (table.closed()) {
-            return; // removed while the command waited for the worker: nothing left to deallocate
-        }
-        long block = file.holeBlockSize();
-        long end = offset + length;
-        long start = (offset + block - 1) & -block;
-        long stop = end & -block;
-        if (start >= stop) {
-            zeroInPlace(offset, length, false); // no whole file system block inside
-            return;
-        }
-        zeroInPlace(offset, start - offset, false);
-        zeroInPlace(stop, end - stop, false);
-        try {
-            file.punch(start, stop - start);
-        } catch (java.io.UncheckedIOException e) {
-            if (table.closed()) {
-                return; // removed meanwhile (its file closed)
-            }
-            throw e;
-        }
-        // The punch took the range's pages out of the page cache; a memory registration (RDMA) pins the pages it was
-        // made on, so the chunks over the range are dropped from the table and come back, registered anew on the
-        // file's new pages, on their next use. Commands still holding an old chunk were concurrent with this one.
-        table.dropChunks((int) (start >>> CHUNK_SHIFT), (int) ((stop - 1) >>> CHUNK_SHIFT));
-    }
-
-    private void zeroInPlace(long offset, long length, boolean deallocate) {
-        while (length > 0) {
-            int index = (int) (offset >>> CHUNK_SHIFT);
-            int within = (int) (offset & CHUNK_MASK);
-            int n = (int) Math.min(length, CHUNK_SIZE - within);
-            if (deallocate && file == null && !preallocated && within == 0 && n == table.chunkBytes(index)) {
-                table.deallocate(index);
-            } else {
-                Chunk c = table.acquire(index);
-                if (c != null) {
-                    try {
-                        c.buffer.put(within, ZEROES, 0, n);
-                    } finally {
-                        c.release();
-                    }
-                }
-            }
-            offset += n;
-            length -= n;
-        }
+        zeroing.zero(offset, length, deallocate);
     }
 
     /** Frees every chunk (namespace removed or target closed); reads still held by transports keep their chunks alive. */
@@ -531,20 +466,9 @@ public final class RamNamespace {
         return file != null ? 0 : table.chunkBytesHeld();
     }
 
-    public long readCommands() {
-        return readCommands.sum();
-    }
-
-    public long writeCommands() {
-        return writeCommands.sum();
-    }
-
-    public long bytesRead() {
-        return bytesRead.sum();
-    }
-
-    public long bytesWritten() {
-        return bytesWritten.sum();
+    /** Its SMART / Health counters. */
+    public NamespaceCounters counters() {
+        return counters;
     }
 
     @Override

@@ -152,7 +152,7 @@ class ChunkMemoryTest {
         for (DirectPlacementRequest.Destination d : w.destinations) {
             assertEquals(1, ((Chunk) d.release()).refCount(), "only the table holds it after the transfer");
         }
-        assertEquals(1, ns.writeCommands());
+        assertEquals(1, ns.counters().writeCommands());
         FakeRequest read = new FakeRequest().expect(data.length);
         ns.read(read, CHUNK - 4096, data.length);
         read.complete();
