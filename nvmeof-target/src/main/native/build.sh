@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds libnvmeoffile.so (fallocate hole punching for file-backed namespaces, FileHoles; 2 MiB slabs with transparent
-# huge pages for RAM namespaces, SlabMemory) into OUTDIR. Called by the
+# huge pages for RAM namespaces, SlabMemory; memcpy of write data into namespace memory, BlockCopy) into OUTDIR. Called by the
 # Maven build (profile native-file); skips with a message when there is no C compiler or no jni.h, and the target
 # then keeps file namespaces' blocks on deallocate and allocates RAM chunks one by one (it says so in its log).
 #   build.sh OUTDIR [JAVA_HOME]
@@ -14,7 +14,7 @@ if [ ! -f "$jhome/include/jni.h" ]; then
 fi
 command -v "${CC:-gcc}" >/dev/null || { echo "[native-file] no C compiler (${CC:-gcc}): libnvmeoffile.so not built" >&2; exit 0; }
 mkdir -p "$out"
-srcs=("$here/nvmeoffile.c" "$here/nvmeofslab.c")
+srcs=("$here/nvmeoffile.c" "$here/nvmeofslab.c" "$here/nvmeofcopy.c")
 lib="$out/libnvmeoffile.so"
 fresh=1
 for f in "${srcs[@]}" "$0"; do [ -f "$lib" ] && [ "$lib" -nt "$f" ] || fresh=0; done

@@ -282,7 +282,7 @@ public final class RamNamespace {
                 return noChunkStatus();
             }
             try {
-                c.buffer.put(within, source, sourceOffset, n);
+                BlockCopy.copy(c.buffer, within, source, sourceOffset, n);
             } finally {
                 c.release();
             }
