@@ -83,11 +83,6 @@ public record NamespaceConfig(
         return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, group, file, preallocate);
     }
 
-    /** This namespace with all its memory taken at creation ({@code true}) or as blocks are first written. */
-    public NamespaceConfig withPreallocate(boolean all) {
-        return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, file, all);
-    }
-
     /** This namespace kept in {@code path} (null: in RAM only). */
     public NamespaceConfig withFile(Path path) {
         return new NamespaceConfig(nsid, sizeBytes, blockSize, uuid, readOnly, anaGroup, path, preallocate);
