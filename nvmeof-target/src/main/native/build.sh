@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds libnvmeoffile.so (fallocate hole punching for file-backed namespaces, FileHoles; 2 MiB slabs with transparent
-# huge pages for RAM namespaces, SlabMemory; memcpy of write data into namespace memory, BlockCopy) into OUTDIR. Called by the
-# Maven build (profile native-file); skips with a message when there is no C compiler or no jni.h, and the target
+# huge pages for RAM namespaces, SlabMemory; memmove of write data into namespace memory, BlockCopy) into OUTDIR.
+# Called by the Maven build (profile native-file); skips with a message when there is no C compiler or no jni.h, and the target
 # then keeps file namespaces' blocks on deallocate and allocates RAM chunks one by one (it says so in its log).
 #   build.sh OUTDIR [JAVA_HOME]
 set -euo pipefail

@@ -14,8 +14,8 @@ import java.util.Objects;
  * movsb}, which writes whole lines without reading them. A 4 KiB write lands in namespace memory that is almost never
  * cached (random blocks of a large namespace), so that read is a third of the copy: measured on this project's 2-vCPU
  * AMD EPYC VM, 4 KiB to random places of 1 GiB, 370 ns with {@code ByteBuffer.put} against 265 ns through this JNI
- * call (230 ns for glibc's {@code memcpy}, the same code, alone in C). Below {@value #NATIVE_MIN_BYTES} bytes the JNI call's own cost is
- * not worth it. No library offers this copy for {@code ByteBuffer}s on Java 17 (the foreign-memory API is still
+ * call (230 ns for glibc's {@code memcpy}, the same code, alone in C). Below {@value #NATIVE_MIN_BYTES} bytes the JNI
+ * call's own cost is not worth it. No library offers this copy for {@code ByteBuffer}s on Java 17 (the foreign-memory API is still
  * incubating there).
  *
  * <p>{@code -Dio.nvmeof.nativeCopy=false} turns the native copy off (to compare); so does a missing library.

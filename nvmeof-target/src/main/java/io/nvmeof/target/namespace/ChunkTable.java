@@ -25,6 +25,9 @@ final class ChunkTable {
     private static final int LEAF_MASK = LEAF_SIZE - 1;
 
     private final long sizeBytes;
+    /** Chunks the namespace spans (the last one may be shorter). */
+    private final int chunkCount;
+
     private final MemoryBudget budget;
     private final ChunkMemory memory;
     /** Chunks made ahead for first writes, or null (RAM only). */
@@ -41,7 +44,7 @@ final class ChunkTable {
         this.memory = memory;
         this.pool = pool;
         this.file = file;
-        int chunkCount = (int) ((sizeBytes + CHUNK_SIZE - 1) >>> CHUNK_SHIFT);
+        this.chunkCount = (int) ((sizeBytes + CHUNK_SIZE - 1) >>> CHUNK_SHIFT);
         this.leaves = new AtomicReferenceArray<>((chunkCount + LEAF_MASK) >>> LEAF_SHIFT);
     }
 
@@ -170,7 +173,6 @@ final class ChunkTable {
      * writes); false as soon as the budget is spent (the chunks made so far stay in the table).
      */
     boolean allocateAll() {
-        int chunkCount = (int) ((sizeBytes + CHUNK_SIZE - 1) >>> CHUNK_SHIFT);
         for (int index = 0; index < chunkCount; index++) {
             if (slot(index) != null) {
                 continue;
