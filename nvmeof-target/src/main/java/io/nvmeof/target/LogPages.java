@@ -3,6 +3,7 @@ package io.nvmeof.target;
 import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.core.spi.PortInfo;
+import io.nvmeof.target.namespace.NamespaceCounters;
 import io.nvmeof.target.namespace.RamNamespace;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -74,10 +75,11 @@ final class LogPages {
         RamNamespace only = subsystem.namespace(nsid);
         List<RamNamespace> all = only != null ? List.of(only) : subsystem.namespaces();
         for (RamNamespace ns : all) {
-            read += ns.counters().bytesRead();
-            written += ns.counters().bytesWritten();
-            reads += ns.counters().readCommands();
-            writes += ns.counters().writeCommands();
+            NamespaceCounters c = ns.counters();
+            read += c.bytesRead();
+            written += c.bytesWritten();
+            reads += c.readCommands();
+            writes += c.writeCommands();
         }
         b.put(3, (byte) 100); // available spare %
         b.put(4, (byte) 10); // available spare threshold %
@@ -127,9 +129,10 @@ final class LogPages {
         long read = 0;
         long written = 0;
         for (RamNamespace ns : subsystem.namespaces()) {
-            commands += ns.counters().readCommands() + ns.counters().writeCommands();
-            read += ns.counters().bytesRead();
-            written += ns.counters().bytesWritten();
+            NamespaceCounters c = ns.counters();
+            commands += c.readCommands() + c.writeCommands();
+            read += c.bytesRead();
+            written += c.bytesWritten();
         }
         b.putLong(40, commands);
         b.putInt(48, Runtime.getRuntime().availableProcessors());

@@ -18,8 +18,8 @@ import java.util.Objects;
  * AMD EPYC VM, 4 KiB to random places of 1 GiB, 370 ns with {@code ByteBuffer.put} against 265 ns through a JNI
  * call (230 ns for glibc's {@code memcpy}, the same code, alone in C). The call takes the buffers' addresses
  * ({@link DirectBuffers#address}), not the buffers: {@code GetDirectBufferAddress} in the native code cost about 20 ns
- * more per call. Below {@value #NATIVE_MIN_BYTES} bytes the JNI call's own cost is not worth it. No library offers this copy for {@code ByteBuffer}s on Java 17 (the foreign-memory API is still
- * incubating there).
+ * more per call. Below {@value #NATIVE_MIN_BYTES} bytes the JNI call's own cost is not worth it. No library offers
+ * this copy for {@code ByteBuffer}s on Java 17 (the foreign-memory API is still incubating there).
  *
  * <p>{@code -Dio.nvmeof.nativeCopy=false} turns the native copy off (to compare); so does a missing library, or a JVM
  * where {@link DirectBuffers#address} is not supported.

@@ -37,7 +37,7 @@ public final class RamNamespace {
     public static final int CHUNK_SHIFT = 17;
 
     public static final int CHUNK_SIZE = 1 << CHUNK_SHIFT;
-    private static final long CHUNK_MASK = CHUNK_SIZE - 1;
+    static final long CHUNK_MASK = CHUNK_SIZE - 1;
     /** Chunk indexes are ints: 2^31 chunks of 128 KiB = 256 TiB. */
     public static final long MAX_SIZE_BYTES = (long) Integer.MAX_VALUE << CHUNK_SHIFT;
 

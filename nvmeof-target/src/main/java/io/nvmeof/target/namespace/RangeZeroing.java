@@ -1,5 +1,6 @@
 package io.nvmeof.target.namespace;
 
+import static io.nvmeof.target.namespace.RamNamespace.CHUNK_MASK;
 import static io.nvmeof.target.namespace.RamNamespace.CHUNK_SHIFT;
 import static io.nvmeof.target.namespace.RamNamespace.CHUNK_SIZE;
 
@@ -20,8 +21,6 @@ import java.nio.ByteBuffer;
  * </ul>
  */
 final class RangeZeroing {
-    private static final long CHUNK_MASK = CHUNK_SIZE - 1;
-
     /** Read-only zeroes to copy from (never handed to a transport: reads use {@link ChunkMemory#zeroBuffer()}). */
     static final ByteBuffer ZEROES = ByteBuffer.allocateDirect(CHUNK_SIZE).asReadOnlyBuffer();
 
