@@ -11,7 +11,8 @@
  *
  *  2. io.nvmeof.transport.rdma.disni.impl.NativeCm: what DiSNI cannot do: connect/accept with all rdma_conn_param
  *     fields and private data, reject with private data, the private data / conn params / status of the last CM event
- *     on an id, device count and device limits.
+ *     on an id, device count and device limits; shared receive queues (ibv_create_srq, ibv_post_srq_recv) and QPs
+ *     created on one (DiSNI 2.1 has no SRQ verbs and its createQP passes no SRQ).
  *
  * CM events: _getCmEvent copies what the provider needs from the event (private data, status, conn params) into a
  * per-id record hung from rdma_cm_id->context and acks the event at once (DiSNI's _ackCmEvent only gets the event type,
@@ -353,10 +354,10 @@ JNIEXPORT jstring JNICALL NC(deviceNames)(JNIEnv *env, jclass cls) {
     return (*env)->NewStringUTF(env, names);
 }
 
-/* {max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe} of the id's device. */
+/* {max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe, max_srq, max_srq_wr} of the id's device. */
 JNIEXPORT jintArray JNICALL NC(deviceLimits)(JNIEnv *env, jclass cls, jlong ctx) {
     struct ibv_device_attr a;
-    jint v[4];
+    jint v[6];
     jintArray out;
     int r = ibv_query_device(P(ctx), &a);
     if (r) { throw_io(env, "ibv_query_device", r); return NULL; }
@@ -364,8 +365,10 @@ JNIEXPORT jintArray JNICALL NC(deviceLimits)(JNIEnv *env, jclass cls, jlong ctx)
     v[1] = a.max_qp_init_rd_atom;
     v[2] = a.max_qp_wr;
     v[3] = a.max_cqe;
-    out = (*env)->NewIntArray(env, 4);
-    if (out != NULL) (*env)->SetIntArrayRegion(env, out, 0, 4, v);
+    v[4] = a.max_srq;
+    v[5] = a.max_srq_wr;
+    out = (*env)->NewIntArray(env, 6);
+    if (out != NULL) (*env)->SetIntArrayRegion(env, out, 0, 6, v);
     return out;
 }
 
@@ -427,3 +430,66 @@ JNIEXPORT jintArray JNICALL NC(eventInfo)(JNIEnv *env, jclass cls, jlong id) {
     if (out != NULL) (*env)->SetIntArrayRegion(env, out, 0, 4, v);
     return out;
 }
+
+/* ------------------------------------------------------------------------------------ shared receive queues */
+
+/*
+ * ibv_create_srq in pd: max_wr receive work requests of one scatter/gather entry each. Writes the max_wr the device
+ * granted (it may round up) into granted[0]. Returns the ibv_srq pointer.
+ */
+JNIEXPORT jlong JNICALL NC(createSrq)(JNIEnv *env, jclass cls, jlong pd, jint maxWr, jintArray granted) {
+    struct ibv_srq_init_attr init;
+    struct ibv_srq *srq;
+    jint g;
+    memset(&init, 0, sizeof init);
+    init.attr.max_wr = (uint32_t) maxWr;
+    init.attr.max_sge = 1;
+    srq = ibv_create_srq(P(pd), &init);
+    if (srq == NULL) { throw_io(env, "ibv_create_srq", errno); return 0; }
+    g = (jint) init.attr.max_wr;
+    (*env)->SetIntArrayRegion(env, granted, 0, 1, &g);
+    return J(srq);
+}
+
+/* ibv_destroy_srq: 0, or the errno (EBUSY while a QP still uses it). */
+JNIEXPORT jint JNICALL NC(destroySrq)(JNIEnv *env, jclass cls, jlong srq) { return ibv_destroy_srq(P(srq)); }
+
+/*
+ * ibv_post_srq_recv of one buffer (one SGE) built on the stack: no Java object per post. Returns 0 or the errno
+ * (ENOMEM: the SRQ is full).
+ */
+JNIEXPORT jint JNICALL NC(postSrqRecv)(JNIEnv *env, jclass cls, jlong srq, jlong wrId, jlong addr, jint length,
+                                       jint lkey) {
+    struct ibv_sge sge = { .addr = (uint64_t) addr, .length = (uint32_t) length, .lkey = (uint32_t) lkey };
+    struct ibv_recv_wr wr = { .wr_id = (uint64_t) wrId, .next = NULL, .sg_list = &sge, .num_sge = 1 };
+    struct ibv_recv_wr *bad = NULL;
+    return ibv_post_srq_recv(P(srq), &wr, &bad);
+}
+
+/*
+ * rdma_create_qp on a CM id with one CQ for sends and receives and its receives taken from srq (the QP has no receive
+ * queue of its own). Send work requests carry one SGE, as DiSNI's (see _createQP). Returns the ibv_qp pointer.
+ */
+JNIEXPORT jlong JNICALL NC(createQpOnSrq)(JNIEnv *env, jclass cls, jlong id, jlong pd, jlong cq, jlong srq,
+                                          jint maxSendWr) {
+    struct rdma_cm_id *cmid = P(id);
+    struct ibv_qp_init_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.send_cq = P(cq);
+    attr.recv_cq = P(cq);
+    attr.srq = P(srq);
+    attr.qp_type = IBV_QPT_RC;
+    attr.cap.max_send_wr = (uint32_t) maxSendWr;
+    attr.cap.max_send_sge = 1;
+    if (rdma_create_qp(cmid, P(pd), &attr)) {
+        throw_io(env, "rdma_create_qp (on an SRQ)", errno);
+        return 0;
+    }
+    return J(cmid->qp);
+}
+
+/* rdma_destroy_qp of a QP made by createQpOnSrq (DiSNI's destroyQP only knows the QPs it made). */
+JNIEXPORT void JNICALL NC(destroyQp)(JNIEnv *env, jclass cls, jlong id) { rdma_destroy_qp(P(id)); }
+
+/* The qp_num of a QP. */
+JNIEXPORT jint JNICALL NC(qpNumber)(JNIEnv *env, jclass cls, jlong qp) { return (jint) ((struct ibv_qp *) P(qp))->qp_num; }

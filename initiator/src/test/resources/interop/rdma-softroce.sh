@@ -141,6 +141,12 @@ part_a() {
   [ "$(cat $c/state)" = live ] || fail "controller state is not live"
   [ "$(cat $c/queue_count)" -ge 3 ] || fail "fewer than 2 I/O queues"
   pass "a: nvme connect -t rdma -i 2: $ctrl, $ns1, $ns2"
+  # the poll groups made an SRQ on rxe0 through libnvmeofrdma (DiSNI 2.1 has none), so every QP receives from it
+  grep -E "poll group .*shared receive queue" /tmp/target-a.log
+  grep -qE "poll group .*: a shared receive queue of [0-9]+ buffers" /tmp/target-a.log \
+    || fail "the target's poll groups made no shared receive queue"
+  grep -q "no shared receive queue" /tmp/target-a.log && fail "a poll group of the target has no shared receive queue"
+  pass "a: the queues receive commands from their poll group's shared receive queue"
   nvme list
   nvme id-ctrl /dev/$ctrl > /tmp/id-ctrl.txt || fail "nvme id-ctrl"
   for f in mn fr cntlid kas mdts ioccsz iorcsz icdoff sgls msdbd maxcmd subnqn; do grep -E "^$f +:" /tmp/id-ctrl.txt; done

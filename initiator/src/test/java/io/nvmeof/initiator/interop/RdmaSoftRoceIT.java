@@ -59,6 +59,7 @@ class RdmaSoftRoceIT {
             "a: modprobe nvme-rdma",
             "a: nvme discover -t rdma",
             "a: nvme connect -t rdma -i 2",
+            "a: the queues receive commands from their poll group's shared receive queue",
             "a: nvme list / id-ctrl",
             "a: namespace sizes and block sizes",
             "a: fio randrw verify=crc32c bs=4k",

@@ -18,7 +18,7 @@ import java.util.function.BooleanSupplier;
  * by its QP number ({@link QueueTable}), runs the core for it and posts every work request of every queue.
  *
  * <p>The CQ, SRQ and buffers are made with the first queue, in its connection's protection domain (both providers
- * have one PD per device); a provider without SRQs (DiSNI 2.1) leaves {@link #srqBuffers()} null and each queue posts
+ * have one PD per device); a device without SRQs (max_srq 0) leaves {@link #srqBuffers()} null and each queue posts
  * its own receive buffers to its QP, still on the shared CQ. The CQ's entries are a budget: each queue reserves its
  * receives, response Sends and RDMA Reads ({@link #reserve}); a group whose CQ is full takes no more queues.
  *
@@ -59,6 +59,7 @@ final class RdmaPollGroup implements Runnable {
     private int queues;
     private volatile boolean stopping;
 
+    /** {@code srqDepth} 0: no shared receive queue, each queue posts its own receive buffers. */
     RdmaPollGroup(String name, boolean busyPoll, int cqEntries, int srqDepth, int recvSize) {
         this.name = name;
         this.busyPoll = busyPoll;
@@ -101,13 +102,28 @@ final class RdmaPollGroup implements Runnable {
         SharedReceiveQueue s = null;
         ReceiveBuffers b = null;
         try {
-            try {
-                s = connectionPd.createSharedReceiveQueue(srqDepth);
-            } catch (UnsupportedOperationException e) {
-                LOG.log(Level.DEBUG, () -> "no SRQ (" + e.getMessage() + "): each queue posts its own receives");
+            if (srqDepth == 0) {
+                LOG.log(
+                        Level.INFO,
+                        () -> "poll group " + name + ": no shared receive queue (switched off): each queue posts its"
+                                + " own receive buffers");
+            } else {
+                try {
+                    s = connectionPd.createSharedReceiveQueue(srqDepth);
+                } catch (UnsupportedOperationException e) {
+                    LOG.log(
+                            Level.INFO,
+                            () -> "poll group " + name + ": no shared receive queue (" + e.getMessage()
+                                    + "): each queue posts its own receive buffers");
+                }
             }
             if (s != null) {
                 b = ReceiveBuffers.create(connectionPd, s.capacity(), recvSize, s, null, 0);
+                int n = s.capacity();
+                LOG.log(
+                        Level.INFO,
+                        () -> "poll group " + name + ": a shared receive queue of " + n + " buffers of " + recvSize
+                                + " B");
             }
         } catch (IOException | RuntimeException e) {
             if (s != null) {

@@ -50,6 +50,11 @@ final class RdmaTargetListener implements TargetListener {
     static final int ADMIN_QUEUE_SIZE = 32;
     /** System property: poll groups per listener when ListenerOptions.ioThreads is 0 (default: the processors). */
     static final String POLL_GROUPS_PROPERTY = "nvmeof.rdma.pollGroups";
+    /**
+     * System property: {@code false} gives each queue receive buffers of its own instead of its poll group's shared
+     * receive queue (as SPDK's {@code no_srq} and the kernel nvmet-rdma's {@code use_srq=0}); default {@code true}.
+     */
+    static final String SRQ_PROPERTY = "nvmeof.rdma.srq";
     /** System property: receive buffers in each poll group's shared receive queue (default 1024, at most 65536). */
     static final String SRQ_DEPTH_PROPERTY = "nvmeof.rdma.srqDepth";
     /** System property: entries of each poll group's completion queue (default 32768). */
@@ -78,6 +83,8 @@ final class RdmaTargetListener implements TargetListener {
         this.options = options;
         this.acceptor = acceptor;
         this.zeroCopy = zeroCopy;
+        int srqDepth =
+                useSrq() ? Math.max(1, Math.min(65536, Integer.getInteger(SRQ_DEPTH_PROPERTY, DEFAULT_SRQ_DEPTH))) : 0;
         this.cm = provider.listen(options.address(), this::onConnectionRequest);
         InetSocketAddress bound = cm.localAddress();
         int maxQueueSize = Math.min(options.maxQueueSize(), RdmaTransport.MAX_QUEUE_SIZE);
@@ -99,7 +106,6 @@ final class RdmaTargetListener implements TargetListener {
         int n = options.ioThreads() > 0
                 ? options.ioThreads()
                 : Integer.getInteger(POLL_GROUPS_PROPERTY, Runtime.getRuntime().availableProcessors());
-        int srqDepth = Math.max(1, Math.min(65536, Integer.getInteger(SRQ_DEPTH_PROPERTY, DEFAULT_SRQ_DEPTH)));
         int cqEntries = Math.max(1024, Integer.getInteger(CQ_ENTRIES_PROPERTY, DEFAULT_CQ_ENTRIES));
         this.groups = new RdmaPollGroup[Math.max(1, n)];
         for (int i = 0; i < groups.length; i++) {
@@ -110,6 +116,18 @@ final class RdmaTargetListener implements TargetListener {
                     srqDepth,
                     SubmissionQueueEntry.LENGTH + inCapsule);
         }
+    }
+
+    /** {@link #SRQ_PROPERTY}: true, false, or an error naming the property. */
+    private static boolean useSrq() {
+        String v = System.getProperty(SRQ_PROPERTY, "true").trim();
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException("-D" + SRQ_PROPERTY + " must be true or false, not '" + v + "'");
     }
 
     /** The group with the fewest queues that can take {@code cqEntries} more completions, reserved; or null. */

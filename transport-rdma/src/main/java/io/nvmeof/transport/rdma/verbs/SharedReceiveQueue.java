@@ -7,10 +7,13 @@ package io.nvmeof.transport.rdma.verbs;
  * the other QPs. Owned by one thread (the one that polls the CQ the QPs share), like a {@link QueuePair}.
  */
 public interface SharedReceiveQueue extends AutoCloseable {
-    /** Posts a receive buffer; false when {@link #capacity()} buffers are posted already or the SRQ is closed. */
+    /**
+     * Posts a receive buffer; false when the SRQ is full or closed. It is full after {@link #capacity()} posts or more
+     * (a device may grant a larger max_wr than asked).
+     */
     boolean postRecv(long wrId, MemoryRegion region, int offset, int length);
 
-    /** Receive buffers it can hold posted at once (max_wr). */
+    /** Receive buffers it can hold posted at once, at least (max_wr). */
     int capacity();
 
     /** ibv_destroy_srq: after every QP using it is closed. Posted buffers are simply forgotten. */

@@ -1,5 +1,6 @@
 package io.nvmeof.transport.rdma.disni;
 
+import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.ConnectionRequest;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -7,6 +8,7 @@ import io.nvmeof.transport.rdma.verbs.QueuePairAttributes;
 import io.nvmeof.transport.rdma.verbs.RdmaConnection;
 import io.nvmeof.transport.rdma.verbs.RdmaListener;
 import io.nvmeof.transport.rdma.verbs.RdmaRejectedException;
+import io.nvmeof.transport.rdma.verbs.SharedReceiveQueue;
 import io.nvmeof.transport.rdma.verbs.WorkCompletion;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -76,6 +78,7 @@ public final class DisniVerbsCheck {
                 w.byteLength = wcs[i].byteLength;
                 w.invalidatedRkey = wcs[i].invalidatedRkey;
                 w.withInvalidate = wcs[i].withInvalidate;
+                w.qpNumber = wcs[i].qpNumber;
                 got.add(w);
             }
             if (k == 0) {
@@ -333,10 +336,148 @@ public final class DisniVerbsCheck {
         check(
                 serverGone.await(10, TimeUnit.SECONDS) && clientGone.await(10, TimeUnit.SECONDS),
                 "first connection: close told both sides");
+        ProtectionDomain devicePd = server.protectionDomain();
         server.close();
         listener.close();
+
+        sharedQueues(provider, devicePd, new InetSocketAddress(host, 4421));
         System.out.println(failures == 0 ? "ALL OK" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
+    }
+
+    /**
+     * Three accepted QPs on one shared CQ and one SRQ of rxe0 (what a target poll group uses): Sends from their peers
+     * land in the SRQ's buffers in posting order, whichever QP they come on, each completion naming its QP; our own
+     * Sends complete on the shared CQ too; a QP on the SRQ has no receive queue of its own; a QP that disconnects
+     * flushes nothing from the SRQ; an SRQ that runs dry makes the sender retry (receiver not ready) until a buffer is
+     * posted.
+     */
+    private static void sharedQueues(DisniProvider provider, ProtectionDomain pd, InetSocketAddress address)
+            throws Exception {
+        CompletionQueue cq = pd.createCompletionQueue(256);
+        SharedReceiveQueue srq = pd.createSharedReceiveQueue(4);
+        check(srq.capacity() == 4, "SRQ created: " + srq + ", capacity " + srq.capacity());
+        MemoryRegion bufs = pd.register(pd.allocate(4 * 64), ProtectionDomain.ACCESS_LOCAL_WRITE);
+        boolean posted = true;
+        for (int i = 0; i < 4; i++) {
+            posted &= srq.postRecv(i, bufs, i * 64, 64);
+        }
+        check(posted, "4 receive buffers posted to the SRQ");
+        BlockingQueue<RdmaConnection> accepted = new ArrayBlockingQueue<>(8);
+        RdmaListener l = provider.listen(address, r -> {
+            try {
+                accepted.add(r.accept(ATTRS, cq, srq, null, pdata(0x42, 32)));
+            } catch (Exception e) {
+                System.out.println("FAIL SRQ accept: " + e);
+                failures++;
+            }
+        });
+        List<RdmaConnection[]> pairs = new ArrayList<>();
+        List<MemoryRegion> sends = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            RdmaConnection[] p = connectPair(provider, address, accepted);
+            pairs.add(p);
+            ProtectionDomain hpd = p[0].protectionDomain();
+            MemoryRegion m = hpd.register(hpd.allocate(64), ProtectionDomain.ACCESS_LOCAL_WRITE);
+            m.buffer().put(0, (byte) (0x10 + i));
+            sends.add(m);
+        }
+        boolean shared = true;
+        for (RdmaConnection[] p : pairs) {
+            shared &= p[1].completionQueue() == cq;
+        }
+        check(shared, "the accepted connections' CQ is the shared one");
+        check(!pairs.get(0)[1].queuePair().postRecv(9, bufs, 0, 64), "a QP on the SRQ refuses receives of its own");
+
+        // QP 2, then 0, then 1 send: the SRQ's buffers 0, 1, 2 take them in that order, each naming its QP.
+        int[] order = {2, 0, 1};
+        for (int k = 0; k < 3; k++) {
+            int from = order[k];
+            pairs.get(from)[0].queuePair().postSend(from, sends.get(from), 0, 40, false);
+            List<WorkCompletion> got = completions(pairs.get(from)[1], 1);
+            WorkCompletion wc = got.isEmpty() ? null : got.get(0);
+            int qpn = pairs.get(from)[1].queuePair().qpNumber();
+            check(
+                    wc != null
+                            && wc.ok()
+                            && wc.opcode == WorkCompletion.Opcode.RECV
+                            && wc.wrId == k
+                            && wc.byteLength == 40
+                            && wc.qpNumber == qpn
+                            && bufs.buffer().get(k * 64) == (byte) (0x10 + from),
+                    "Send from peer " + from + " landed in SRQ buffer " + k + " naming QP " + qpn + ": " + got);
+        }
+
+        // Our side's signaled Send completes on the shared CQ and names its QP.
+        RdmaConnection a1 = pairs.get(1)[1];
+        MemoryRegion rsp = pd.register(pd.allocate(16), ProtectionDomain.ACCESS_LOCAL_WRITE);
+        ProtectionDomain h1pd = pairs.get(1)[0].protectionDomain();
+        pairs.get(1)[0]
+                .queuePair()
+                .postRecv(77, h1pd.register(h1pd.allocate(16), ProtectionDomain.ACCESS_LOCAL_WRITE), 0, 16);
+        a1.queuePair().postSend(55, rsp, 0, 16, true);
+        List<WorkCompletion> sent = completions(a1, 1);
+        check(
+                sent.size() == 1
+                        && sent.get(0).ok()
+                        && sent.get(0).opcode == WorkCompletion.Opcode.SEND
+                        && sent.get(0).qpNumber == a1.queuePair().qpNumber(),
+                "our Send on a QP of the SRQ completes on the shared CQ naming its QP: " + sent);
+        completions(pairs.get(1)[0], 1);
+
+        // QP 0 disconnects: nothing is flushed from the SRQ, whose last buffer stays for the others.
+        CountDownLatch gone = new CountDownLatch(1);
+        pairs.get(0)[0].onDisconnect(gone::countDown);
+        pairs.get(0)[1].disconnect();
+        gone.await(10, TimeUnit.SECONDS);
+        List<WorkCompletion> flushed = quiet(cq, 300);
+        check(flushed.isEmpty(), "a QP of the SRQ disconnected: no receive flushed from the SRQ " + flushed);
+        pairs.get(2)[0].queuePair().postSend(2, sends.get(2), 0, 8, false);
+        List<WorkCompletion> last = completions(pairs.get(2)[1], 1);
+        check(
+                last.size() == 1 && last.get(0).ok() && last.get(0).wrId == 3,
+                "the SRQ's fourth buffer took the next Send after QP 0 left: " + last);
+
+        // Dry: the next Send waits (receiver not ready, retried forever) until a buffer is posted.
+        pairs.get(1)[0].queuePair().postSend(1, sends.get(1), 0, 8, false);
+        List<WorkCompletion> early = quiet(cq, 300);
+        check(srq.postRecv(0, bufs, 0, 64), "buffer 0 posted again");
+        List<WorkCompletion> late = completions(a1, 1);
+        check(
+                early.isEmpty()
+                        && late.size() == 1
+                        && late.get(0).ok()
+                        && late.get(0).wrId == 0
+                        && late.get(0).qpNumber == a1.queuePair().qpNumber(),
+                "a Send into the dry SRQ waited (" + early + ") and landed once a buffer was posted: " + late);
+
+        for (RdmaConnection[] p : pairs) {
+            p[0].close();
+            p[1].close();
+        }
+        l.close();
+        srq.close();
+        cq.close();
+    }
+
+    /** What the CQ delivers within {@code ms} milliseconds (expected: nothing). */
+    private static List<WorkCompletion> quiet(CompletionQueue cq, long ms) throws InterruptedException {
+        List<WorkCompletion> got = new ArrayList<>();
+        WorkCompletion[] wcs = {new WorkCompletion()};
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+        while (System.nanoTime() < deadline) {
+            if (cq.poll(wcs) == 1) {
+                WorkCompletion w = new WorkCompletion();
+                w.wrId = wcs[0].wrId;
+                w.status = wcs[0].status;
+                w.opcode = wcs[0].opcode;
+                w.qpNumber = wcs[0].qpNumber;
+                got.add(w);
+            } else {
+                Thread.sleep(5);
+            }
+        }
+        return got;
     }
 
     private static RdmaConnection[] connectPair(

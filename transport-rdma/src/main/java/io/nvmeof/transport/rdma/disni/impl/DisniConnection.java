@@ -35,12 +35,17 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     private final DisniCompletionQueue cq;
 
     private final boolean sharedCq;
+    /** Whether the QP takes its receives from a shared receive queue (then it has none of its own). */
+    private final boolean onSrq;
+
     private final IbvQP qp;
     private final int qpNumber;
     private final DisniSendCall send;
     private final DisniSendCall write;
     private final DisniSendCall read;
+    /** Prepared receives; null on an SRQ. */
     private final DisniRecvCalls recvs;
+
     private final CopyOnWriteArrayList<Runnable> disconnectListeners = new CopyOnWriteArrayList<>();
     private volatile BlockingQueue<Integer> cmEventSink;
     private volatile State state = State.INIT;
@@ -52,11 +57,20 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     private boolean closed;
 
     DisniConnection(DisniVerbs provider, RdmaCmId id, QueuePairAttributes attrs) throws IOException {
-        this(provider, id, attrs, null);
+        this(provider, id, attrs, null, null);
     }
 
-    /** With {@code shared}: the QP's send and receive completions go to that CQ (null: a CQ of its own). */
-    DisniConnection(DisniVerbs provider, RdmaCmId id, QueuePairAttributes attrs, DisniCompletionQueue shared)
+    /**
+     * With {@code shared}: the QP's send and receive completions go to that CQ (null: a CQ of its own). With
+     * {@code srq} (only together with {@code shared}): its receives come from that SRQ, and it has no receive queue of
+     * its own ({@link #postRecv} refuses).
+     */
+    DisniConnection(
+            DisniVerbs provider,
+            RdmaCmId id,
+            QueuePairAttributes attrs,
+            DisniCompletionQueue shared,
+            DisniSharedReceiveQueue srq)
             throws IOException {
         this.provider = provider;
         this.id = id;
@@ -65,28 +79,24 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             throw new IOException("the CM id has no RDMA device");
         }
         this.pd = provider.protectionDomain(context);
+        if (srq != null && (shared == null || srq.protectionDomain() != pd)) {
+            throw new IllegalArgumentException("an SRQ needs a shared CQ, and both from the connection's device");
+        }
         DisniCompletionQueue c = shared;
         IbvQP q = null;
         try {
             if (c == null) {
                 c = new DisniCompletionQueue(provider.verbs, context, attrs.cqSize(), this);
             }
-            IbvQPInitAttr init = new IbvQPInitAttr();
-            init.cap().setMax_send_wr(attrs.maxSendWr());
-            init.cap().setMax_recv_wr(attrs.maxRecvWr());
-            init.cap().setMax_send_sge(attrs.maxSendSge());
-            init.cap().setMax_recv_sge(attrs.maxRecvSge());
-            init.cap().setMax_inline_data(0);
-            init.setQp_type(IbvQP.IBV_QPT_RC);
-            init.setSend_cq(c.cq);
-            init.setRecv_cq(c.cq);
-            q = provider.cm.createQP(id, pd.pd, init);
-            if (q == null) {
-                throw new IOException("rdma_create_qp failed");
+            if (srq != null) {
+                q = new DisniSrqQueuePair(NativeCm.createQpOnSrq(
+                        DisniVerbs.objId(id), pd.objId(), ((NatObject) c.cq).getObjId(), srq.srq, attrs.maxSendWr()));
+            } else {
+                q = createQueuePair(provider, id, pd, c, attrs);
             }
         } catch (IOException | RuntimeException e) {
             if (q != null) {
-                provider.cm.destroyQP(id);
+                destroyQueuePair(provider, id, srq != null);
             }
             if (c != null && c != shared) {
                 c.close();
@@ -95,12 +105,46 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         }
         this.cq = c;
         this.sharedCq = shared != null;
+        this.onSrq = srq != null;
         this.qp = q;
         this.qpNumber = q.getQp_num();
         this.send = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_SEND, 0);
         this.write = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_RDMA_WRITE, 0);
         this.read = new DisniSendCall(provider.verbs, q, DisniSendCall.IBV_WR_RDMA_READ, 0);
-        this.recvs = new DisniRecvCalls(provider.verbs, q, attrs.maxRecvWr());
+        this.recvs = onSrq ? null : new DisniRecvCalls(provider.verbs, q, attrs.maxRecvWr());
+    }
+
+    /** A QP with a receive queue of its own, through DiSNI's createQP. */
+    private static IbvQP createQueuePair(
+            DisniVerbs provider,
+            RdmaCmId id,
+            DisniProtectionDomain pd,
+            DisniCompletionQueue c,
+            QueuePairAttributes attrs)
+            throws IOException {
+        IbvQPInitAttr init = new IbvQPInitAttr();
+        init.cap().setMax_send_wr(attrs.maxSendWr());
+        init.cap().setMax_recv_wr(attrs.maxRecvWr());
+        init.cap().setMax_send_sge(attrs.maxSendSge());
+        init.cap().setMax_recv_sge(attrs.maxRecvSge());
+        init.cap().setMax_inline_data(0);
+        init.setQp_type(IbvQP.IBV_QPT_RC);
+        init.setSend_cq(c.cq);
+        init.setRecv_cq(c.cq);
+        IbvQP q = provider.cm.createQP(id, pd.pd, init);
+        if (q == null) {
+            throw new IOException("rdma_create_qp failed");
+        }
+        return q;
+    }
+
+    /** rdma_destroy_qp, through whoever made the QP (DiSNI's destroyQP only knows its own). */
+    private static void destroyQueuePair(DisniVerbs provider, RdmaCmId id, boolean onSrq) throws IOException {
+        if (onSrq) {
+            NativeCm.destroyQp(DisniVerbs.objId(id));
+        } else {
+            provider.cm.destroyQP(id);
+        }
     }
 
     long contextId() {
@@ -249,11 +293,13 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         }
         provider.unregister(id);
         try {
-            provider.cm.destroyQP(id);
+            destroyQueuePair(provider, id, onSrq);
             send.free();
             write.free();
             read.free();
-            recvs.clear();
+            if (recvs != null) {
+                recvs.clear();
+            }
             if (!sharedCq) {
                 cq.close();
             }
@@ -277,6 +323,9 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
 
     @Override
     public boolean postRecv(long wrId, MemoryRegion region, int offset, int length) {
+        if (recvs == null) {
+            return false; // on an SRQ: receives are posted to it
+        }
         try {
             recvs.get(wrId, region, offset, length).execute();
             return true;

@@ -4,6 +4,7 @@ import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.RdmaVerbs;
 import com.ibm.disni.verbs.SVCRegMr;
+import com.ibm.disni.verbs.impl.NatObject;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -49,12 +50,30 @@ final class DisniProtectionDomain implements ProtectionDomain {
     }
 
     /**
-     * Not available: DiSNI 2.1 has no SRQ verbs (no ibv_create_srq / ibv_post_srq_recv, and its createQP passes no
-     * SRQ), so each QP keeps its own receive queue.
+     * An SRQ made through libnvmeofrdma (DiSNI 2.1 has no SRQ verbs): {@link DisniSharedReceiveQueue}, of
+     * {@code maxWr} entries or the device's max_srq_wr if that is lower (its {@code capacity()} says which).
+     *
+     * @throws UnsupportedOperationException if the device has no SRQs (max_srq 0)
      */
     @Override
-    public SharedReceiveQueue createSharedReceiveQueue(int maxWr) {
-        throw new UnsupportedOperationException("DiSNI 2.1 has no shared receive queue verbs");
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr) throws IOException {
+        if (maxWr < 1) {
+            throw new IllegalArgumentException("an SRQ needs at least one entry");
+        }
+        int[] lim = NativeCm.deviceLimits(contextId());
+        if (lim[4] == 0) {
+            throw new UnsupportedOperationException(NativeCm.deviceName(contextId()) + " has no shared receive queues");
+        }
+        return new DisniSharedReceiveQueue(this, Math.min(maxWr, lim[5]));
+    }
+
+    /** The ibv_pd pointer. */
+    long objId() {
+        return ((NatObject) pd).getObjId();
+    }
+
+    private long contextId() {
+        return ((NatObject) pd.getContext()).getObjId();
     }
 
     private final class Region implements MemoryRegion {

@@ -312,14 +312,15 @@ public final class DisniVerbs implements RdmaProvider {
             if (decided) {
                 throw new IllegalStateException("connection request already accepted or rejected");
             }
-            if (srq != null) {
-                throw new IllegalArgumentException("DiSNI 2.1 has no shared receive queues");
-            }
             if (sharedCq != null && !(sharedCq instanceof DisniCompletionQueue)) {
                 throw new IllegalArgumentException("the shared CQ must come from this provider");
             }
+            if (srq != null && !(srq instanceof DisniSharedReceiveQueue)) {
+                throw new IllegalArgumentException("the SRQ must come from this provider");
+            }
             decided = true;
-            DisniConnection c = new DisniConnection(DisniVerbs.this, id, attributes, (DisniCompletionQueue) sharedCq);
+            DisniConnection c = new DisniConnection(
+                    DisniVerbs.this, id, attributes, (DisniCompletionQueue) sharedCq, (DisniSharedReceiveQueue) srq);
             try {
                 register(id, c);
                 if (receivesToPost != null) {

@@ -3,9 +3,10 @@ package io.nvmeof.transport.rdma.disni.impl;
 import java.io.IOException;
 
 /**
- * The CM calls DiSNI 2.1 lacks, from libnvmeofrdma (src/main/native/nvmeofrdma.c): connect and accept with every
- * rdma_conn_param field and private data, reject with private data, and what the last CM event on an id carried
- * (recorded by the library's DiSNI {@code _getCmEvent}). Ids and contexts are the native pointers DiSNI calls objIds.
+ * The calls DiSNI 2.1 lacks, from libnvmeofrdma (src/main/native/nvmeofrdma.c): connect and accept with every
+ * rdma_conn_param field and private data, reject with private data, what the last CM event on an id carried
+ * (recorded by the library's DiSNI {@code _getCmEvent}), and shared receive queues with the QPs made on them. Ids,
+ * contexts, PDs, CQs, SRQs and QPs are the native pointers DiSNI calls objIds.
  */
 final class NativeCm {
     private NativeCm() {}
@@ -21,7 +22,7 @@ final class NativeCm {
     /** The devices' names, comma-separated. */
     static native String deviceNames();
 
-    /** {max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe} of a device context. */
+    /** {max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe, max_srq, max_srq_wr} of a device context. */
     static native int[] deviceLimits(long context) throws IOException;
 
     static native String deviceName(long context);
@@ -48,4 +49,28 @@ final class NativeCm {
      * against us; initiator_depth: reads we may issue).
      */
     static native int[] eventInfo(long id);
+
+    /**
+     * ibv_create_srq in {@code pd}: {@code maxWr} receives of one SGE; the max_wr the device granted (≥ maxWr) is
+     * written to {@code granted[0]}. Returns the SRQ.
+     */
+    static native long createSrq(long pd, int maxWr, int[] granted) throws IOException;
+
+    /** ibv_destroy_srq: 0 or the errno (EBUSY while a QP still uses it). */
+    static native int destroySrq(long srq);
+
+    /** ibv_post_srq_recv of one buffer: 0 or the errno (ENOMEM when the SRQ is full). Allocates nothing. */
+    static native int postSrqRecv(long srq, long wrId, long address, int length, int lkey);
+
+    /**
+     * rdma_create_qp on {@code id}: an RC QP in {@code pd} whose sends and receives complete on {@code cq} and whose
+     * receives come from {@code srq}; {@code maxSendWr} send work requests of one SGE. Returns the QP.
+     */
+    static native long createQpOnSrq(long id, long pd, long cq, long srq, int maxSendWr) throws IOException;
+
+    /** rdma_destroy_qp of a QP made by {@link #createQpOnSrq}. */
+    static native void destroyQp(long id);
+
+    /** The qp_num of a QP. */
+    static native int qpNumber(long qp);
 }
