@@ -133,7 +133,7 @@ final class RdmaPollGroup implements Runnable {
             throw e;
         }
         this.cq = c;
-        this.cqCapacity = entries;
+        this.cqCapacity = c.capacity(); // the device may hold fewer than asked (DiSNI: its max_cqe)
         this.srq = s;
         this.srqBuffers = b;
         this.pool = new RegisteredBufferPool(connectionPd, ProtectionDomain.ACCESS_LOCAL_WRITE);

@@ -207,6 +207,11 @@ final class SoftCompletionQueue implements CompletionQueue {
     }
 
     @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    @Override
     public void close() {
         synchronized (this) {
             closed = true;

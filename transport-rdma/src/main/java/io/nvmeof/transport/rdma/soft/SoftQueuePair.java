@@ -496,6 +496,11 @@ final class SoftQueuePair implements QueuePair, CompletionQueue {
         return quiet.await(timeout, this);
     }
 
+    @Override
+    public int capacity() {
+        return sharedCq != null ? sharedCq.capacity() : cqCapacity;
+    }
+
     /** Frees the QP: it stops working, its file name goes (mappings stay valid until unreachable). */
     void destroy() {
         toError(false);

@@ -20,6 +20,9 @@ public interface CompletionQueue extends AutoCloseable {
      */
     boolean await(Duration timeout) throws InterruptedException;
 
+    /** Completions it holds at once, at least (ibv_create_cq's cqe): what its QPs may have outstanding together. */
+    int capacity();
+
     /** Destroys a CQ made by {@link ProtectionDomain#createCompletionQueue}; a connection's own CQ goes with it. */
     @Override
     default void close() {}

@@ -354,7 +354,13 @@ public final class DisniVerbsCheck {
      */
     private static void sharedQueues(DisniProvider provider, ProtectionDomain pd, InetSocketAddress address)
             throws Exception {
+        CompletionQueue huge = pd.createCompletionQueue(1 << 30);
+        check(
+                huge.capacity() > 0 && huge.capacity() < 1 << 30,
+                "a CQ asked for 2^30 entries is made at the device's max_cqe: " + huge.capacity());
+        huge.close();
         CompletionQueue cq = pd.createCompletionQueue(256);
+        check(cq.capacity() == 256, "a CQ of 256 entries: " + cq.capacity());
         SharedReceiveQueue srq = pd.createSharedReceiveQueue(4);
         check(srq.capacity() == 4, "SRQ created: " + srq + ", capacity " + srq.capacity());
         MemoryRegion bufs = pd.register(pd.allocate(4 * 64), ProtectionDomain.ACCESS_LOCAL_WRITE);

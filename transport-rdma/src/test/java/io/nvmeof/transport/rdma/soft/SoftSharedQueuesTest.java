@@ -44,6 +44,8 @@ class SoftSharedQueuesTest {
         ProtectionDomain pd = SoftDevice.get().pd;
         CompletionQueue cq = pd.createCompletionQueue(64);
         SharedReceiveQueue srq = pd.createSharedReceiveQueue(4);
+        assertEquals(64, cq.capacity());
+        assertEquals(4, srq.capacity());
         closing.add(cq);
         closing.add(srq);
         MemoryRegion bufs = pd.register(pd.allocate(4 * 64), ProtectionDomain.ACCESS_LOCAL_WRITE);

@@ -32,6 +32,7 @@ final class DisniCompletionQueue implements CompletionQueue {
     /** The connection this CQ belongs to (told of error completions), or null for a shared CQ. */
     private final DisniConnection owner;
 
+    private final int capacity;
     private volatile boolean closed;
 
     DisniCompletionQueue(RdmaVerbs verbs, IbvContext context, int entries, DisniConnection owner) throws IOException {
@@ -47,10 +48,16 @@ final class DisniCompletionQueue implements CompletionQueue {
         }
         this.channel = ch;
         this.cq = c;
+        this.capacity = entries;
         for (int i = 0; i < wcs.length; i++) {
             wcs[i] = new IbvWC();
         }
         this.notify = verbs.reqNotifyCQ(cq, false);
+    }
+
+    @Override
+    public int capacity() {
+        return capacity;
     }
 
     @Override

@@ -392,6 +392,11 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         return cq.await(timeout);
     }
 
+    @Override
+    public int capacity() {
+        return cq.capacity();
+    }
+
     /** Our own CQ saw an error completion: the QP is in the error state. */
     void errorCompletion() {
         state = State.ERROR;

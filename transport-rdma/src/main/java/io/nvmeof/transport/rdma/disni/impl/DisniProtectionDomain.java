@@ -44,9 +44,11 @@ final class DisniProtectionDomain implements ProtectionDomain {
         return ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /** A CQ of {@code entries}, or of the device's max_cqe if that is lower (SPDK caps its pollers' CQs the same way). */
     @Override
     public CompletionQueue createCompletionQueue(int entries) throws IOException {
-        return new DisniCompletionQueue(verbs, pd.getContext(), entries, null);
+        int maxCqe = NativeCm.deviceLimits(contextId())[3];
+        return new DisniCompletionQueue(verbs, pd.getContext(), Math.min(entries, maxCqe), null);
     }
 
     /**
