@@ -17,14 +17,18 @@
 #       arenas, before anything
 #       connects and with every queue connected (idle), and the difference per I/O queue (admin queues included in
 #       the difference: CONTROLLERS more connections);
-#   (c) aggregate QD1 4k randread IOPS over all queues with p50/p99 (RUNTIME s after RAMP s).
+#   (c) aggregate 4k randread IOPS over all queues at QD IODEPTH (1) with p50/p99 (RUNTIME s after RAMP s).
 # Prints a Markdown table (OUTDIR/results.md); every output stays in OUTDIR.
 #
 # Knobs: CONTROLLERS (64), QUEUES (4), IDLE (20 s measured; the idle phase is IDLE+10 s), RUNTIME (10), RAMP (3),
 # TARGET_CPU (1), PERF_CPU (0), PORT (a free one), TRANSPORTS ("tcp rdma"), MODE (default | busy), TARGET_CP (the target's
 # class path, default this tree's perf/build: point it at another tree's perf/build to measure that target; the
 # software RNIC's two ends must come from the same tree, so PERF_CP may put that tree's transport-rdma jar first),
-# TARGET_JAVA_OPTS (extra JVM options for the target).
+# TARGET_JAVA_OPTS (extra JVM options for the target), IODEPTH (1: the depth of the I/O phase; the host sizes each
+# queue to it, IODEPTH+1 entries, which is what a target without a shared receive queue keeps receive buffers for),
+# ADDR (127.0.0.1: the address the target listens on; the peer
+# VM's Soft-RoCE runs use 10.0.2.15, see perf/scale-softroce.sh). Without jcmd (a JRE only) the heap and NMT columns
+# say "?" and RSS stays.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bin/lib.sh
@@ -40,9 +44,13 @@ PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 TRANSPORTS=${TRANSPORTS:-tcp rdma}
 MODE=${MODE:-default}
+ADDR=${ADDR:-127.0.0.1}
+IODEPTH=${IODEPTH:-1}
 NQN=nqn.2024-01.io.nvmeof:scale
 mkdir -p "$OUT"
-for c in python3 taskset jcmd; do
+HAVE_JCMD=1
+command -v jcmd >/dev/null || { HAVE_JCMD=; echo "scale.sh: no jcmd here: heap and NMT not measured, RSS only" >&2; }
+for c in python3 taskset; do
   command -v $c >/dev/null || { echo "scale.sh: $c is needed" >&2; exit 1; }
 done
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar 2>/dev/null | grep -v -- '-tests.jar' | head -1 || true)
@@ -81,12 +89,14 @@ thread_ticks() { # PID -> "tid ticks name" per thread
 }
 # heap in use after a full GC (KiB) and NMT committed total (KiB)
 heap_kib() {
+  [ -n "$HAVE_JCMD" ] || return 0
   jcmd "$1" GC.run > /dev/null 2>&1 || true
   jcmd "$1" GC.heap_info 2>/dev/null | awk '/garbage-first heap/ { for (i = 1; i <= NF; i++) if ($i == "used") { v = $(i+1); sub(/K,?/, "", v); print v; exit } }'
 }
 # NMT committed KiB outside the Java heap (measured by heap_kib) and the JIT compilers' scratch arenas (Arena Chunk,
 # which grow and shrink with compilation, not with queues); the summary goes into FILE
 nmt() { # PID FILE
+  [ -n "$HAVE_JCMD" ] || return 0
   jcmd "$1" VM.native_memory summary > "$2" 2>&1 || true
   awk '
     function committed(line,   v) { v = line; sub(/.*committed=/, "", v); sub(/KB.*/, "", v); return v + 0 }
@@ -102,7 +112,7 @@ for tr in $TRANSPORTS; do
   [ "$MODE" = busy ] && flags=(--busy-poll)
   # shellcheck disable=SC2046,SC2086
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -XX:NativeMemoryTracking=summary ${TARGET_JAVA_OPTS:-} -cp "$TARGET_CP" \
-    io.nvmeof.target.daemon.TargetDaemon --listen "$tr://127.0.0.1:$PORT" --nqn "$NQN" --no-rpc \
+    io.nvmeof.target.daemon.TargetDaemon --listen "$tr://$ADDR:$PORT" --nqn "$NQN" --no-rpc \
     --namespace size=1g,bs=4096 "${flags[@]}" > "$OUT/$tr-target.log" 2>&1 &
   TPID=$!
   wait_listening "$OUT/$tr-target.log" scale.sh
@@ -114,9 +124,9 @@ for tr in $TRANSPORTS; do
 
   # shellcheck disable=SC2046,SC2086
   taskset -c "$PERF_CPU" java $(nvmeof_jvm_opts) ${NVMEOF_JAVA_OPTS:-} -cp "$PERF_CP" io.nvmeof.perf.PerfCli \
-    --target "nvme+$tr://127.0.0.1:$PORT/$NQN" --setup "$tr$([ "$MODE" = busy ] && echo -hipri)" \
+    --target "nvme+$tr://$ADDR:$PORT/$NQN" --setup "$tr$([ "$MODE" = busy ] && echo -hipri)" \
     --controllers "$CONTROLLERS" --nr_io_queues "$QUEUES" --idle_seconds $((IDLE + 10)) \
-    --rw randread --bs 4k --iodepth 1 --runtime "$RUNTIME" --ramp_time "$RAMP" --group_reporting \
+    --rw randread --bs 4k --iodepth "$IODEPTH" --runtime "$RUNTIME" --ramp_time "$RAMP" --group_reporting \
     --output-format json --output "$OUT/$tr-perf.json" 2> "$OUT/$tr-perf.err" &
   PPID_PERF=$!
   cs=$(cpu_ticks "$TPID")
@@ -173,15 +183,16 @@ EOF
   ROWS+=("$tr|$c0|$c1|$t0|$t1|$rss0|$rss1|$rss2|$heap0|$heap1|$nmt0|$nmt1|$thr0|$thr1")
 done
 
-python3 - "$OUT" "$HZ" "$CONTROLLERS" "$QUEUES" "$MODE" "${ROWS[@]}" > "$OUT/results.md" <<'EOF'
+IODEPTH="$IODEPTH" python3 - "$OUT" "$HZ" "$CONTROLLERS" "$QUEUES" "$MODE" "${ROWS[@]}" > "$OUT/results.md" <<'EOF'
 import json, sys, os, platform
 out, hz, ctrls, queues, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 n = ctrls * queues
 print(f"Scale: one target, {ctrls} controllers x {queues} I/O queues = {n} I/O queues (+{ctrls} admin queues), "
-      f"target mode {mode}; load average at the end {open('/proc/loadavg').read().split()[:3]}")
+      f"target mode {mode}, I/O depth {os.environ.get('IODEPTH', '1')}; "
+      f"load average at the end {open('/proc/loadavg').read().split()[:3]}")
 print()
 print("| transport | idle CPU, target (% of a core): /proc / log page | idle CPU, initiator | target threads | "
-      "RSS before → idle (MiB) | per I/O queue: RSS / heap after GC / NMT non-heap (KiB, upper bounds: one-off costs included) | QD1 4k randread over all queues: IOPS, p50, p99 | queues with I/O |")
+      "RSS before → idle (MiB) | per I/O queue: RSS / heap after GC / NMT non-heap (KiB, upper bounds: one-off costs included) | 4k randread over all queues: IOPS, p50, p99 | queues with I/O |")
 print("|---|---|---|---|---|---|---|---|")
 for row in sys.argv[6:]:
     if row.split("|")[1] == "FAILED":
