@@ -9,6 +9,8 @@ import io.nvmeof.core.spi.HostQueue;
 import io.nvmeof.core.wire.CompletionQueueEntry;
 import io.nvmeof.core.wire.SubmissionQueueEntry;
 import java.lang.System.Logger.Level;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
@@ -53,6 +55,20 @@ final class CommandSlot implements HostCommand {
 
     private static final AtomicIntegerFieldUpdater<CommandSlot> STATE =
             AtomicIntegerFieldUpdater.newUpdater(CommandSlot.class, "state");
+    private static final VarHandle DEADLINE;
+
+    static {
+        try {
+            DEADLINE = MethodHandles.lookup().findVarHandle(CommandSlot.class, "deadline", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** {@link #deadline}: the command has no timeout. */
+    private static final long NO_DEADLINE = 0;
+    /** {@link #deadline}: sent, not yet seen by the timeout scan, which stamps it (scan time + timeout). */
+    private static final long UNSTAMPED = Long.MIN_VALUE;
 
     /** A completion as admin code sees it (nvmeof-protocol.md §1.2). */
     record Completion(int dw0, int dw1, int status) {
@@ -72,7 +88,14 @@ final class CommandSlot implements HostCommand {
     private ByteBuffer data;
     private int dataOffset;
     private int dataLength;
+    /**
+     * When the command times out (System.nanoTime), {@link #NO_DEADLINE} or {@link #UNSTAMPED}. Stamped by the timeout
+     * scan, not at dispatch, so that sending a command reads no clock: the first scan after the dispatch sets scan
+     * time + timeout, and a command therefore times out between one timeout and one timeout plus two scan ticks
+     * (timeout/20 each, ControllerTimer) after it was sent.
+     */
     private long deadline;
+
     private long timeoutNanos;
     private IoCallback callback;
     private Object attachment;
@@ -156,7 +179,7 @@ final class CommandSlot implements HostCommand {
      * the controller reconnects (no live connection) a retriable command parks and the others fail.
      */
     void dispatch() {
-        this.deadline = timeoutNanos <= 0 ? 0 : System.nanoTime() + timeoutNanos;
+        DEADLINE.setRelease(this, timeoutNanos <= 0 ? NO_DEADLINE : UNSTAMPED);
         HostQueue v = via;
         HostQueue t = v != null ? v : queue.live;
         if (t == null) {
@@ -356,8 +379,12 @@ final class CommandSlot implements HostCommand {
         if (s != IN_FLIGHT) {
             return;
         }
-        long d = deadline;
-        if (d == 0 || now - d < 0) {
+        long d = (long) DEADLINE.getAcquire(this);
+        if (d == UNSTAMPED) {
+            DEADLINE.compareAndSet(this, UNSTAMPED, now + timeoutNanos);
+            return;
+        }
+        if (d == NO_DEADLINE || now - d < 0) {
             return;
         }
         if (retriable() && retries < MAX_RETRIES) {
