@@ -11,7 +11,8 @@
 #
 # Knobs: CONTROLLERS (64), QUEUES (4), IODEPTH (31: queues of 32 entries; 64 x 4 queues of 128 entries, the Linux host's default, need more CQ entries than rxe's 32767 on one poll group), IDLE
 # (20), RUNTIME (10), RAMP (3), SRQS ("true false": one scale.sh run
-# each, a fresh target each), VM_TIMEOUT (3600 s), VM_MEM (4096 MiB). Results: OUTDIR/srq-<setting>/results.md and
+# each, a fresh target each), TARGET_OPTS (more JVM options for the target, e.g. -Dnvmeof.rdma.pollGroups=2),
+# VM_TIMEOUT (3600 s), VM_MEM (10240 MiB: the perf tool ran out of memory in 4 GiB at depth 31). Results: OUTDIR/srq-<setting>/results.md and
 # the guest's console output in OUTDIR/vm-output.log.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,7 +56,7 @@ for srq in $SRQS; do
   mkdir -p "\$O"
   ADDR=\$A TRANSPORTS=rdma CONTROLLERS=${CONTROLLERS:-64} QUEUES=${QUEUES:-4} IODEPTH=${IODEPTH:-31} IDLE=${IDLE:-20} RUNTIME=${RUNTIME:-10} \\
     RAMP=${RAMP:-3} NVMEOF_JAVA_OPTS="-Dnvmeof.rdma.provider=disni" \\
-    TARGET_JAVA_OPTS="-Dnvmeof.rdma.provider=disni -Dnvmeof.rdma.srq=\$srq" \\
+    TARGET_JAVA_OPTS="-Dnvmeof.rdma.provider=disni -Dnvmeof.rdma.srq=\$srq ${TARGET_OPTS:-}" \\
     bash /tmp/root/perf/scale.sh "\$O" || rc=1
   grep -h "shared receive queue" "\$O"/rdma-target.log | head -2
 done
@@ -64,7 +65,7 @@ exit \$rc
 EOF
 echo "scale-softroce.sh: booting the peer VM (results in $OUT)" >&2
 set +e
-"$VM/run.sh" --share "$SHARE" --timeout "${VM_TIMEOUT:-3600}" --mem "${VM_MEM:-4096}" "$SHARE/guest.sh" \
+"$VM/run.sh" --share "$SHARE" --timeout "${VM_TIMEOUT:-3600}" --mem "${VM_MEM:-10240}" "$SHARE/guest.sh" \
   2>&1 | tee "$OUT/vm-output.log"
 rc=${PIPESTATUS[0]}
 set -e

@@ -109,7 +109,8 @@ final class RdmaPollGroup implements Runnable {
                                 + " own receive buffers");
             } else {
                 try {
-                    s = connectionPd.createSharedReceiveQueue(srqDepth);
+                    // its receives are reserved in the CQ (below): at most half of it
+                    s = connectionPd.createSharedReceiveQueue(Math.min(srqDepth, c.capacity() / 2));
                 } catch (UnsupportedOperationException e) {
                     LOG.log(
                             Level.INFO,
@@ -134,6 +135,9 @@ final class RdmaPollGroup implements Runnable {
         }
         this.cq = c;
         this.cqCapacity = c.capacity(); // the device may hold fewer than asked (DiSNI: its max_cqe)
+        if (s != null) {
+            cqReserved += s.capacity(); // every receive of the group's queues, whose own reservations leave them out
+        }
         this.srq = s;
         this.srqBuffers = b;
         this.pool = new RegisteredBufferPool(connectionPd, ProtectionDomain.ACCESS_LOCAL_WRITE);
@@ -145,14 +149,21 @@ final class RdmaPollGroup implements Runnable {
         t.start();
     }
 
-    /** Reserves {@code entries} CQ entries for a queue; false if the CQ cannot take them (try another group). */
-    synchronized boolean reserve(int entries) {
+    /**
+     * Reserves CQ entries for a queue of {@code slots} commands that may have {@code readDepth} RDMA Reads outstanding:
+     * its response Sends and Reads, and its receives unless the group's SRQ takes them. The SRQ's receives are reserved
+     * once, when it is made, since no more than its capacity can complete before the group polls them. A group not
+     * made yet reserves for receives too. Returns the entries reserved (give them back with {@link #release}), or 0 if
+     * the CQ cannot take them (try another group).
+     */
+    synchronized int reserve(int slots, int readDepth) {
+        int entries = slots + readDepth + (srq != null ? 0 : slots);
         if (stopping || (cq != null && cqReserved + entries > cqCapacity) || entries > cqEntries) {
-            return false;
+            return 0;
         }
         cqReserved += entries;
         queues++;
-        return true;
+        return entries;
     }
 
     /** Gives back a queue's reservation (it closed, or it was never accepted). */

@@ -130,14 +130,21 @@ final class RdmaTargetListener implements TargetListener {
         throw new IllegalArgumentException("-D" + SRQ_PROPERTY + " must be true or false, not '" + v + "'");
     }
 
-    /** The group with the fewest queues that can take {@code cqEntries} more completions, reserved; or null. */
-    private RdmaPollGroup choose(int cqEntries) {
+    /** A queue's poll group and the CQ entries it reserved there. */
+    private record Placement(RdmaPollGroup group, int cqEntries) {}
+
+    /**
+     * The group with the fewest queues whose CQ can take a queue of {@code slots} commands and {@code readDepth} RDMA
+     * Reads, reserved ({@link RdmaPollGroup#reserve}); or null.
+     */
+    private Placement choose(int slots, int readDepth) {
         synchronized (groups) {
             RdmaPollGroup[] byLoad = groups.clone();
             java.util.Arrays.sort(byLoad, java.util.Comparator.comparingInt(RdmaPollGroup::load));
             for (RdmaPollGroup g : byLoad) {
-                if (g.reserve(cqEntries)) {
-                    return g;
+                int entries = g.reserve(slots, readDepth);
+                if (entries > 0) {
+                    return new Placement(g, entries);
                 }
             }
             return null;
@@ -187,13 +194,13 @@ final class RdmaTargetListener implements TargetListener {
         }
         int slots = hsqsize + 1;
         int readDepth = Math.min(request.peerResponderResources(), RdmaTransport.MAX_READ_DEPTH);
-        int cqEntries = 2 * slots + readDepth; // receives, response Sends, RDMA Reads
-        RdmaPollGroup group = choose(cqEntries);
-        if (group == null) {
+        Placement placed = choose(slots, readDepth);
+        if (placed == null) {
             reject(request, RdmaCmReject.STS_NO_RSC, "every poll group's completion queue is full");
             return;
         }
-        RdmaTargetQueue queue = new RdmaTargetQueue(this, group, qid, hsqsize, cqEntries);
+        RdmaPollGroup group = placed.group();
+        RdmaTargetQueue queue = new RdmaTargetQueue(this, group, qid, hsqsize, placed.cqEntries());
         int maxSendWr = slots * (RdmaTargetQueue.MAX_WRITE_SEGMENTS + 1) + readDepth;
         QueuePairAttributes attrs = new QueuePairAttributes(maxSendWr, slots, 1, 1, maxSendWr + slots, 0, readDepth);
         ByteBuffer accept = ByteBuffer.allocate(RdmaCmAccept.LENGTH).order(ByteOrder.LITTLE_ENDIAN);
