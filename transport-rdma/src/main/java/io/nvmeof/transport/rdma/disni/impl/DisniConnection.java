@@ -4,7 +4,6 @@ import com.ibm.disni.verbs.IbvContext;
 import com.ibm.disni.verbs.IbvQP;
 import com.ibm.disni.verbs.IbvQPInitAttr;
 import com.ibm.disni.verbs.RdmaCmId;
-import com.ibm.disni.verbs.impl.NatObject;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -90,7 +89,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             }
             if (srq != null) {
                 q = new DisniSrqQueuePair(NativeCm.createQpOnSrq(
-                        DisniVerbs.objId(id), pd.objId(), ((NatObject) c.cq).getObjId(), srq.srq, attrs.maxSendWr()));
+                        DisniVerbs.objId(id), pd.objId(), DisniVerbs.objId(c.cq), srq.srq, attrs.maxSendWr()));
             } else {
                 q = createQueuePair(provider, id, pd, c, attrs);
             }
@@ -148,7 +147,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     }
 
     long contextId() {
-        return ((NatObject) context).getObjId();
+        return DisniVerbs.objId(context);
     }
 
     void forwardCmEventsTo(BlockingQueue<Integer> sink) {

@@ -4,7 +4,6 @@ import com.ibm.disni.verbs.IbvMr;
 import com.ibm.disni.verbs.IbvPd;
 import com.ibm.disni.verbs.RdmaVerbs;
 import com.ibm.disni.verbs.SVCRegMr;
-import com.ibm.disni.verbs.impl.NatObject;
 import io.nvmeof.transport.rdma.verbs.CompletionQueue;
 import io.nvmeof.transport.rdma.verbs.MemoryRegion;
 import io.nvmeof.transport.rdma.verbs.ProtectionDomain;
@@ -47,7 +46,7 @@ final class DisniProtectionDomain implements ProtectionDomain {
     /** A CQ of {@code entries}, or of the device's max_cqe if that is lower (SPDK caps its pollers' CQs the same way). */
     @Override
     public CompletionQueue createCompletionQueue(int entries) throws IOException {
-        int maxCqe = NativeCm.deviceLimits(contextId())[3];
+        int maxCqe = NativeCm.deviceLimits(contextId())[NativeCm.MAX_CQE];
         return new DisniCompletionQueue(verbs, pd.getContext(), Math.min(entries, maxCqe), null);
     }
 
@@ -63,19 +62,19 @@ final class DisniProtectionDomain implements ProtectionDomain {
             throw new IllegalArgumentException("an SRQ needs at least one entry");
         }
         int[] lim = NativeCm.deviceLimits(contextId());
-        if (lim[4] == 0) {
+        if (lim[NativeCm.MAX_SRQ] == 0) {
             throw new UnsupportedOperationException(NativeCm.deviceName(contextId()) + " has no shared receive queues");
         }
-        return new DisniSharedReceiveQueue(this, Math.min(maxWr, lim[5]));
+        return new DisniSharedReceiveQueue(this, Math.min(maxWr, lim[NativeCm.MAX_SRQ_WR]));
     }
 
     /** The ibv_pd pointer. */
     long objId() {
-        return ((NatObject) pd).getObjId();
+        return DisniVerbs.objId(pd);
     }
 
     private long contextId() {
-        return ((NatObject) pd.getContext()).getObjId();
+        return DisniVerbs.objId(pd.getContext());
     }
 
     private final class Region implements MemoryRegion {

@@ -91,8 +91,9 @@ public final class DisniVerbs implements RdmaProvider {
         eventThread.start();
     }
 
-    static long objId(RdmaCmId id) {
-        return ((NatObject) id).getObjId();
+    /** The native pointer of a DiSNI object (id, context, PD, CQ, ...): what DiSNI calls its objId. */
+    static long objId(Object disniObject) {
+        return ((NatObject) disniObject).getObjId();
     }
 
     @Override
@@ -169,7 +170,7 @@ public final class DisniVerbs implements RdmaProvider {
     }
 
     DisniProtectionDomain protectionDomain(IbvContext context) throws IOException {
-        long key = ((NatObject) context).getObjId();
+        long key = objId(context);
         DisniProtectionDomain pd = pds.get(key);
         if (pd == null) {
             synchronized (pds) {
@@ -327,8 +328,11 @@ public final class DisniVerbs implements RdmaProvider {
                     receivesToPost.accept(c);
                 }
                 int[] lim = NativeCm.deviceLimits(c.contextId());
-                int rr = Math.min(Math.min(attributes.responderResources(), lim[0]), peerInitiatorDepth);
-                int ird = Math.min(Math.min(attributes.initiatorDepth(), lim[1]), peerResponderResources);
+                int rr = Math.min(
+                        Math.min(attributes.responderResources(), lim[NativeCm.MAX_QP_RD_ATOM]), peerInitiatorDepth);
+                int ird = Math.min(
+                        Math.min(attributes.initiatorDepth(), lim[NativeCm.MAX_QP_INIT_RD_ATOM]),
+                        peerResponderResources);
                 NativeCm.accept(objId(id), bytes(privateData), rr, ird, RNR_RETRY);
                 c.accepted(ird, this.privateData);
                 return c;
@@ -401,8 +405,8 @@ public final class DisniVerbs implements RdmaProvider {
             NativeCm.connect(
                     objId(id),
                     bytes(privateData),
-                    Math.min(attributes.responderResources(), lim[0]),
-                    Math.min(attributes.initiatorDepth(), lim[1]),
+                    Math.min(attributes.responderResources(), lim[NativeCm.MAX_QP_RD_ATOM]),
+                    Math.min(attributes.initiatorDepth(), lim[NativeCm.MAX_QP_INIT_RD_ATOM]),
                     RETRY,
                     RNR_RETRY);
             expect(events, ESTABLISHED, id, address, deadline, "connect");

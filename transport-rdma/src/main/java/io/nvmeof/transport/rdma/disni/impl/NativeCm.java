@@ -22,6 +22,15 @@ final class NativeCm {
     /** The devices' names, comma-separated. */
     static native String deviceNames();
 
+    /** Indexes into {@link #deviceLimits}' result (ibv_device_attr fields). */
+    static final int MAX_QP_RD_ATOM = 0;
+
+    static final int MAX_QP_INIT_RD_ATOM = 1;
+    static final int MAX_QP_WR = 2;
+    static final int MAX_CQE = 3;
+    static final int MAX_SRQ = 4;
+    static final int MAX_SRQ_WR = 5;
+
     /** {max_qp_rd_atom, max_qp_init_rd_atom, max_qp_wr, max_cqe, max_srq, max_srq_wr} of a device context. */
     static native int[] deviceLimits(long context) throws IOException;
 
