@@ -11,9 +11,15 @@ ibv_devices
 ibv_devinfo -d rxe0 -v | grep -E "GID\[|max_qp_rd_atom|max_qp_init_rd_atom" | head -6
 echo "== DisniVerbsCheck"
 java -version 2>&1 | head -1
-timeout 300 java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -cp "/share/cp/*:/share/test-classes" \
-  io.nvmeof.transport.rdma.disni.DisniVerbsCheck "$A"
+timeout 300 java --add-exports java.base/sun.nio.ch=ALL-UNNAMED -XX:ErrorFile=/tmp/hs_err_%p.log \
+  -cp "/share/cp/*:/share/test-classes" io.nvmeof.transport.rdma.disni.DisniVerbsCheck "$A"
 rc=$?
 echo "== DisniVerbsCheck rc=$rc"
+# a JVM that died on a signal (rc 134: SIGABRT after a fatal error) left its error report: the summary and the stack
+for f in /tmp/hs_err_*.log; do
+  [ -f "$f" ] || continue
+  echo "== $f"
+  grep -E "^# |^(C|J|j|V|v)  " "$f" | head -40
+done
 dmesg | grep -iE "rxe|rdma" | tail -5
 exit $rc

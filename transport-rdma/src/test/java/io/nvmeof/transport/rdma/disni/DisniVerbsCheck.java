@@ -341,6 +341,7 @@ public final class DisniVerbsCheck {
         listener.close();
 
         sharedQueues(provider, devicePd, new InetSocketAddress(host, 4421));
+        closeRaces(provider, devicePd, new InetSocketAddress(host, 4422));
         System.out.println(failures == 0 ? "ALL OK" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
     }
@@ -461,6 +462,54 @@ public final class DisniVerbsCheck {
             p[0].close();
             p[1].close();
         }
+        l.close();
+        srq.close();
+        cq.close();
+    }
+
+    /**
+     * A connection closed on our side while the CM event thread handles its peer's disconnect (what a target does when
+     * the host goes away and the queue is torn down at once): the event thread's rdma_disconnect and the close's
+     * destroy of the QP and id must not overlap. {@code ROUNDS} pairs, half of them on a shared CQ and an SRQ; each
+     * round closes the client, then the server within a few milliseconds, or both from two threads.
+     */
+    private static void closeRaces(DisniProvider provider, ProtectionDomain pd, InetSocketAddress address)
+            throws Exception {
+        final int rounds = 40;
+        CompletionQueue cq = pd.createCompletionQueue(1024);
+        SharedReceiveQueue srq = pd.createSharedReceiveQueue(16);
+        BlockingQueue<RdmaConnection> accepted = new ArrayBlockingQueue<>(8);
+        RdmaListener l = provider.listen(address, r -> {
+            try {
+                boolean shared = r.privateData().get(1) == 1;
+                accepted.add(shared ? r.accept(ATTRS, cq, srq, null, pdata(0x43, 32)) : r.accept(ATTRS, c -> {}, null));
+            } catch (Exception e) {
+                System.out.println("FAIL close-race accept: " + e);
+                failures++;
+            }
+        });
+        int closed = 0;
+        for (int i = 0; i < rounds; i++) {
+            ByteBuffer p = pdata(1, 32);
+            p.put(1, (byte) (i % 2));
+            RdmaConnection c = provider.connect(address, ATTRS, p, null, Duration.ofSeconds(10));
+            RdmaConnection s = accepted.poll(5, TimeUnit.SECONDS);
+            if (s == null) {
+                break;
+            }
+            if (i % 4 < 2) {
+                c.close();
+                Thread.sleep(i % 7); // the peer's DISCONNECTED arrives some time after: vary where the close meets it
+                s.close();
+            } else {
+                Thread t = new Thread(s::close);
+                t.start();
+                c.close();
+                t.join(10_000);
+            }
+            closed++;
+        }
+        check(closed == rounds, "close while the peer's disconnect is handled: " + closed + " of " + rounds + " pairs");
         l.close();
         srq.close();
         cq.close();

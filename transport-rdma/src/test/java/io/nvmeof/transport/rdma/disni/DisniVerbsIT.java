@@ -55,7 +55,8 @@ class DisniVerbsIT {
                 peerVm.run(script, List.of(), Duration.ofSeconds(900), out, List.of("--share", share.toString()));
         String output = r.output();
         System.out.println("---- peer VM output ----\n" + output);
-        assertEquals(0, r.rc(), "guest script exit status (see output above)");
+        assertEquals(
+                0, r.rc(), () -> "guest script exit status; its checks and any JVM error report:\n" + summary(output));
         assertTrue(output.contains("ALL OK"), "DisniVerbsCheck passed");
     }
 
@@ -65,8 +66,16 @@ class DisniVerbsIT {
         }
     }
 
-    @SuppressWarnings("unused")
-    private static List<String> lines(String s) {
-        return s.lines().toList();
+    /** The guest's own lines (checks, section heads, a JVM error report), without the libraries' log lines. */
+    private static String summary(String output) {
+        List<String> kept = output.lines()
+                .filter(l -> l.startsWith("OK")
+                        || l.startsWith("FAIL")
+                        || l.startsWith("==")
+                        || l.startsWith("#")
+                        || l.matches("^[CJjVv]  .*")
+                        || l.contains("Exception"))
+                .toList();
+        return String.join("\n", kept.subList(Math.max(0, kept.size() - 40), kept.size()));
     }
 }

@@ -171,12 +171,7 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             sink.add(event);
         }
         if (event == DisniVerbs.DISCONNECTED || event == DisniVerbs.DEVICE_REMOVAL) {
-            state = State.ERROR;
-            try {
-                provider.cm.disconnect(id); // our side too: the QP goes to the error state, work is flushed
-            } catch (IOException | RuntimeException e) {
-                // already disconnected
-            }
+            disconnect(); // our side too: the QP goes to the error state, work is flushed
             tellDisconnect();
         }
     }
@@ -215,8 +210,8 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     }
 
     @Override
-    public InetSocketAddress remoteAddress() {
-        if (remote == null) {
+    public synchronized InetSocketAddress remoteAddress() {
+        if (remote == null && !closed) {
             try {
                 remote = (InetSocketAddress) provider.cm.getDstAddr(id);
             } catch (IOException e) {
@@ -227,8 +222,8 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
     }
 
     @Override
-    public InetSocketAddress localAddress() {
-        if (local == null) {
+    public synchronized InetSocketAddress localAddress() {
+        if (local == null && !closed) {
             try {
                 local = (InetSocketAddress) provider.cm.getSrcAddr(id);
             } catch (IOException e) {
@@ -263,12 +258,14 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
         }
     }
 
+    /**
+     * rdma_disconnect, under this connection's lock: the CM event thread calls it on a DISCONNECTED event while another
+     * thread may be closing, and a disconnect must never run on a QP or an id that {@link #close} destroyed.
+     */
     @Override
-    public void disconnect() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
+    public synchronized void disconnect() {
+        if (closed) {
+            return;
         }
         state = State.ERROR;
         try {
@@ -284,12 +281,10 @@ final class DisniConnection implements RdmaConnection, QueuePair, CompletionQueu
             if (closed) {
                 return;
             }
+            disconnect();
+            closed = true; // from here on nothing calls into the id but the destroy below
         }
-        disconnect();
         tellDisconnect();
-        synchronized (this) {
-            closed = true;
-        }
         provider.unregister(id);
         try {
             destroyQueuePair(provider, id, onSrq);
