@@ -82,7 +82,15 @@ public abstract class TargetRequestBase implements TargetRequest {
      * The transport then sets the data description from the SGL.
      */
     public final void begin() {
-        arrivalNanos = System.nanoTime();
+        begin(System.nanoTime());
+    }
+
+    /**
+     * As {@link #begin()}, with the arrival time read by the transport: capsules that came in one socket read arrived
+     * together, so a transport may read the clock once per read and pass it to each of them.
+     */
+    public final void begin(long arrivalNanos) {
+        this.arrivalNanos = arrivalNanos;
         cid = command.cid();
         response.clear();
         response.cid(cid);

@@ -60,6 +60,18 @@ class TargetRequestBaseTest {
     }
 
     @Test
+    void arrivalIsTheClockAtBeginOrTheTransportsReading() {
+        Slot s = new Slot();
+        long t0 = System.nanoTime();
+        s.begin();
+        long t1 = System.nanoTime();
+        assertTrue(s.arrivalNanos() >= t0 && s.arrivalNanos() <= t1, "begin() reads the clock");
+        s.begin(t0 - 5_000);
+        assertEquals(t0 - 5_000, s.arrivalNanos(), "begin(t) takes the transport's reading");
+        assertSame(TargetRequestBase.State.WITH_CORE, s.state());
+    }
+
+    @Test
     void dataIsAskedForOnceAndArrivesBackWithTheCore() {
         Slot s = new Slot();
         s.begin();

@@ -3,7 +3,6 @@ package io.nvmeof.transport.tcp;
 import static io.nvmeof.transport.tcp.PduHeader.TYPE_C2H_TERM_REQ;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_INVALID_HEADER_FIELD;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_PDU_SEQUENCE_ERROR;
-import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -90,6 +89,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private boolean dataDigest;
     private int qid = -1;
     private boolean sqFlowControlDisabled;
+    /** System.nanoTime of the socket read being handled, the arrival time of its capsules; 0 until one needs it. */
+    private long readNanos;
 
     private Flusher flusher;
 
@@ -209,6 +210,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        readNanos = 0;
         flusher.readComplete();
         ctx.fireChannelReadComplete();
     }
@@ -217,6 +219,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == ReadBoundary.END_OF_READ) {
+            readNanos = 0;
             flusher.endOfSocketRead();
             return;
         }
@@ -277,23 +280,14 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     // ---------------------------------------------------------------------------------------------------------
     // Host PDUs
 
-    /** ICReq → ICResp (nvmeof-protocol.md §5.4). */
+    /** ICReq → ICResp (nvmeof-protocol.md §5.4, {@link IcReqCheck}). */
     private void onIcReq(NvmeTcpPdu pdu) {
-        IcReqPdu ic = icReq.wrap(pdu.buffer(), 0);
-        if (ic.pfv() != 0) {
-            fault(pdu, FES_UNSUPPORTED_PARAMETER, IcReqPdu.PFV_OFFSET, "ICReq PFV " + ic.pfv() + " (only 0 exists)");
+        IcReqCheck check = new IcReqCheck(); // once per connection
+        int dgst = check.digests(icReq.wrap(pdu.buffer(), 0), options.digestsAllowed());
+        if (dgst < 0) {
+            fault(pdu, check.fes(), check.fei(), check.fault());
             return;
         }
-        if (ic.hpda() != 0) {
-            // Like nvmet we never pad C2HData, so we cannot honour a host alignment (nvmeof-protocol.md §5.4, §5.9).
-            fault(
-                    pdu,
-                    FES_UNSUPPORTED_PARAMETER,
-                    IcReqPdu.HPDA_OFFSET,
-                    "ICReq HPDA " + ic.hpda() + " (only 0 supported)");
-            return;
-        }
-        int dgst = options.digestsAllowed() ? ic.dgst() & (IcReqPdu.DGST_HEADER | IcReqPdu.DGST_DATA) : 0;
         headerDigest = (dgst & IcReqPdu.DGST_HEADER) != 0;
         dataDigest = (dgst & IcReqPdu.DGST_DATA) != 0;
         decoder.digests(headerDigest, dataDigest);
@@ -316,7 +310,10 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         }
         ByteBuf buf = pdu.buffer();
         buf.getBytes(CapsuleCmdPdu.SQE_OFFSET, r.sqeBuffer().clear());
-        r.begin();
+        if (readNanos == 0) {
+            readNanos = System.nanoTime(); // once per socket read: its capsules arrived together
+        }
+        r.begin(readNanos);
         capsuleData.classify(r, pdu, qid, dataPool);
         core.onCommand(r);
     }

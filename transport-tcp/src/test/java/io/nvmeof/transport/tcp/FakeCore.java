@@ -32,6 +32,9 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     final List<byte[]> received = new ArrayList<>();
     final List<Integer> dataStatuses = new ArrayList<>();
     final List<TargetRequest> held = new ArrayList<>();
+    /** Each command's {@link TargetRequest#arrivalNanos()}, in arrival order (while {@code record}). */
+    final List<Long> arrivals = new ArrayList<>();
+
     final List<AtomicInteger> releases = new ArrayList<>();
     int accepts;
     int closes;
@@ -55,6 +58,9 @@ final class FakeCore implements QueueAcceptor, QueueHandler, DataReceiver, DataR
     @Override
     public void onCommand(TargetRequest request) {
         int opc = request.command().opcode();
+        if (record) {
+            arrivals.add(request.arrivalNanos());
+        }
         if (opc == throwOnOpcode) {
             throw new IllegalStateException("FakeCore: a bug on opcode " + opc);
         }

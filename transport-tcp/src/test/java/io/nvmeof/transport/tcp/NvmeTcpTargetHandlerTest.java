@@ -370,6 +370,33 @@ class NvmeTcpTargetHandlerTest {
     }
 
     @Test
+    void capsulesOfOneSocketReadShareOneArrivalTime() throws InterruptedException {
+        // One clock read per socket read: the capsules a read completes arrived together; a capsule split across two
+        // reads arrived with the second.
+        TargetHarness h = connected(1, 0, 0);
+        ByteArrayOutputStream burst = new ByteArrayOutputStream();
+        for (int cid = 0; cid < 3; cid++) {
+            burst.writeBytes(Bytes.capsule(Bytes.sqe(0x00, cid, 0x01, 0), new byte[0], false, false));
+        }
+        byte[] all = burst.toByteArray();
+        int cut = 2 * 72 + 30; // two whole capsules and the start of the third
+        int before = h.core.arrivals.size();
+        long t0 = System.nanoTime();
+        h.read(Arrays.copyOfRange(all, 0, cut));
+        long t1 = System.nanoTime();
+        Thread.sleep(2);
+        h.read(Arrays.copyOfRange(all, cut, all.length));
+        h.endReadBurst();
+        List<Long> a = h.core.arrivals.subList(before, h.core.arrivals.size());
+        assertEquals(3, a.size());
+        assertTrue(a.get(0) >= t0 && a.get(0) <= t1, "stamped during the first read");
+        assertEquals(a.get(0), a.get(1), "the first read's two capsules share its time");
+        assertTrue(a.get(2) - t1 >= 2_000_000, "the third capsule completed in the second read, 2 ms later");
+        drainMessages(h);
+        h.assertClean();
+    }
+
+    @Test
     void aBurstLargerThanOneBatchContinuesInTheNext() {
         TargetHarness h = connected(1, 0, 1); // header digests: 28-byte CapsuleResps
         ByteArrayOutputStream burst = new ByteArrayOutputStream();
