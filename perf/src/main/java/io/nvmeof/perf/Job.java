@@ -54,10 +54,14 @@ final class Job implements IoCallback, Runnable {
     final AtomicLong progressBytes = new AtomicLong();
     volatile boolean stop;
     volatile String failure;
-    /** Times (System.nanoTime) set by the runner before start. */
+    /** Time (System.nanoTime) set by the runner before start. */
     long rampEnd;
-
-    long end;
+    /**
+     * End of the run (System.nanoTime): {@code measureStart} + the runtime, set by the runner together with
+     * measureStart ({@link Runner#UNTIL_TOLD} until then, so the window lasts the runtime however long the samples
+     * before it took); fixed before start for verify runs.
+     */
+    volatile long end;
     /**
      * Start of the measured window: set by the runner right after it sampled the CPU of both sides (shortly after
      * rampEnd), so every I/O counted was issued after the samples were taken.
@@ -261,7 +265,7 @@ final class Job implements IoCallback, Runnable {
         while (!finished) {
             long now = System.nanoTime();
             if (hardStop == Long.MAX_VALUE && (stop || failure != null || now - end >= 0)) {
-                hardStop = Math.max(now, end) + 60_000_000_000L;
+                hardStop = now + 60_000_000_000L;
             }
             if (now - hardStop > 0) {
                 if (failure == null) {

@@ -9,17 +9,15 @@ final class Progress extends Thread {
     private final Workload w;
     private final List<Job> jobs;
     private final long rampEnd;
-    private final long end;
     private final Consumer<String> out;
     private volatile boolean done;
 
-    Progress(Workload w, List<Job> jobs, long rampEnd, long end, Consumer<String> out) {
+    Progress(Workload w, List<Job> jobs, long rampEnd, Consumer<String> out) {
         super("nvmeof-perf-progress");
         setDaemon(true);
         this.w = w;
         this.jobs = jobs;
         this.rampEnd = rampEnd;
-        this.end = end;
         this.out = out;
     }
 
@@ -50,8 +48,12 @@ final class Progress extends Thread {
                 phase = "verify";
             } else if (now < rampEnd) {
                 phase = String.format(Locale.ROOT, "ramp, %ds left", (rampEnd - now) / 1_000_000_000L + 1);
+            } else if (jobs.get(0).end >= Runner.UNTIL_TOLD) {
+                phase = "sampling the target";
             } else {
-                double pct = Math.min(100, 100.0 * (now - rampEnd) / Math.max(1, end - rampEnd));
+                long start = jobs.get(0).measureStart;
+                long end = jobs.get(0).end;
+                double pct = Math.min(100, 100.0 * (now - start) / Math.max(1, end - start));
                 phase = String.format(Locale.ROOT, "%.1f%%, eta %ds", pct, Math.max(0, (end - now) / 1_000_000_000L));
             }
             out.accept(String.format(

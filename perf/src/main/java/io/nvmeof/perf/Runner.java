@@ -18,6 +18,9 @@ import java.util.function.Consumer;
 
 /** Runs one workload over one setup against one target URI: connects the jobs, ramps, measures, collects. */
 public final class Runner {
+    /** A job's {@code end} before the runner has set it: run on (System.nanoTime values never get this far). */
+    static final long UNTIL_TOLD = Long.MAX_VALUE / 2;
+
     /** Thrown for values that only the target can judge (bs vs. block size, region vs. namespace size): exit 2. */
     public static final class BadWorkloadException extends IllegalArgumentException {
         public BadWorkloadException(String message) {
@@ -188,9 +191,9 @@ public final class Runner {
             long now = System.nanoTime();
             long ramp = w.verify() ? 0 : w.rampNanos();
             long rampEnd = now + 20_000_000L + ramp;
-            long end = w.verify()
-                    ? (w.runtimeNanos() > 0 ? rampEnd + w.runtimeNanos() : Long.MAX_VALUE / 2)
-                    : rampEnd + w.runtimeNanos();
+            // a timed run's window starts once both sides' CPU is sampled and lasts the runtime from there: until then
+            // the jobs run on (over an emulated RNIC the target's sample has outlasted a whole runtime)
+            long end = w.verify() ? (w.runtimeNanos() > 0 ? rampEnd + w.runtimeNanos() : UNTIL_TOLD) : UNTIL_TOLD;
             for (Job j : jobs) {
                 j.rampEnd = rampEnd;
                 j.end = end;
@@ -203,7 +206,7 @@ public final class Runner {
             for (Thread t : threads) {
                 t.start();
             }
-            Progress prog = progress == null ? null : new Progress(w, jobs, rampEnd, end, progress);
+            Progress prog = progress == null ? null : new Progress(w, jobs, rampEnd, progress);
             if (prog != null) {
                 prog.start();
             }
@@ -211,7 +214,11 @@ public final class Runner {
                 sleepUntil(rampEnd, jobs, lost);
                 tBefore = readStats(admin);
                 iBefore = CpuSample.self();
+                if (!w.verify()) {
+                    end = iBefore.clockNanos() + w.runtimeNanos();
+                }
                 for (Job j : jobs) {
+                    j.end = end;
                     j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
                 }
                 CpuSample iAfter;

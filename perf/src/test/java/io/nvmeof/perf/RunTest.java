@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.core.command.AdminOpcode;
 import io.nvmeof.core.command.NvmOpcode;
 import io.nvmeof.initiator.Controller;
 import io.nvmeof.initiator.Namespace;
@@ -259,6 +260,48 @@ class RunTest {
             assertTrue(r.err().contains("verify failed at LBA " + corrupted.get()), r.toString());
             assertTrue(r.err().contains("crc32c mismatch"), r.toString());
             assertTrue(r.out().contains("ERROR: verify failed at LBA " + corrupted.get()), r.toString());
+        }
+    }
+
+    /**
+     * The window lasts --runtime from the moment both sides' CPU was sampled, however long that took: here the proxy
+     * holds the target's statistics read (log page 0xC0) at the end of the ramp for longer than the whole runtime, as
+     * an emulated RNIC did at scale. The run must still count --runtime worth of I/Os, not report an empty window.
+     */
+    @Test
+    void aSlowTargetSampleDelaysTheWindowInsteadOfEmptyingIt() throws Exception {
+        try (TcpProxy proxy = TcpProxy.start(target.address())) {
+            AtomicLong heldMillis = new AtomicLong();
+            proxy.observe((qid, command) -> {
+                if (qid != 0
+                        || command.opcode() != AdminOpcode.GET_LOG_PAGE.code()
+                        || (command.cdw10() & 0xFF) != TargetStats.LID
+                        || heldMillis.get() != 0) {
+                    return;
+                }
+                long t0 = System.nanoTime();
+                try {
+                    Thread.sleep(1200); // the run's first sample, at the end of the ramp: twice the runtime
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                heldMillis.set(Math.max(1, (System.nanoTime() - t0) / 1_000_000));
+            });
+            Cli r = Cli.run(
+                    "--target",
+                    "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn(),
+                    "--rw=randread",
+                    "--bs=4k",
+                    "--iodepth=4",
+                    "--runtime=600ms",
+                    "--ramp_time=100ms",
+                    "--size=16m",
+                    "--output-format=json");
+            assertEquals(0, r.exit(), r.toString());
+            assertTrue(heldMillis.get() >= 1200, "the target's first sample was held: " + heldMillis.get() + " ms");
+            JsonNode job = new ObjectMapper().readTree(r.out()).get("jobs").get(0);
+            assertTrue(job.get("read").get("total_ios").asLong() > 0, "I/Os counted in the window: " + r.out());
+            assertEquals(600, job.get("job_runtime").asLong(), "the window is the runtime");
         }
     }
 
