@@ -40,6 +40,14 @@ final class AdminCommands {
         return connect(q, null, sqsize, kato, cntlid);
     }
 
+    /**
+     * Connect's CATTR (nvmeof-protocol.md §2.2): bit 2, disable SQ flow control, with the URI's {@code disable_sqflow}
+     * (on every queue, as the Linux host does); priority class 0.
+     */
+    private static int connectAttributes(NvmeUri uri) {
+        return uri.disableSqflow() ? SubmissionQueueEntry.CATTR_DISABLE_SQ_FLOW_CONTROL : 0;
+    }
+
     private CommandSlot.Completion connect(CommandQueue q, CommandSlot slot, int sqsize, int kato, int cntlid)
             throws NvmeException {
         HostIdentity host = controller.host();
@@ -53,7 +61,7 @@ final class AdminCommands {
                 slot,
                 e -> e.opcode(FabricsCommandType.OPCODE)
                         .fctype(FabricsCommandType.CONNECT.code())
-                        .connect(0, q.qid, sqsize, 0, kato),
+                        .connect(0, q.qid, sqsize, connectAttributes(uri), kato),
                 data,
                 ConnectData.LENGTH,
                 false);

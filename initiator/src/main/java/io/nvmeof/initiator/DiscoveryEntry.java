@@ -90,6 +90,11 @@ public record DiscoveryEntry(
         }
     }
 
+    /** TREQ bit 2: the controller can disable SQ flow control (a host may set Connect CATTR bit 2). */
+    public boolean sqFlowControlDisableSupported() {
+        return (treq & 0x4) != 0;
+    }
+
     /** TREQ as nvme-cli prints it: the secure channel requirement, plus "sq flow control disable supported". */
     public String treqDescription() {
         String secure;
@@ -104,7 +109,7 @@ public record DiscoveryEntry(
                 secure = "not specified";
                 break;
         }
-        return (treq & 0x4) != 0 ? secure + ", sq flow control disable supported" : secure;
+        return sqFlowControlDisableSupported() ? secure + ", sq flow control disable supported" : secure;
     }
 
     /** SECTYPE, TSAS byte 0 of a TCP entry. */

@@ -48,6 +48,10 @@ import java.util.Objects;
  *       the host authenticates when the controller asks</td><td>none</td></tr>
  *   <tr><td>dhchap_ctrl_secret</td><td>the controller's secret: the host authenticates the controller too
  *       (bidirectional)</td><td>none</td></tr>
+ *   <tr><td>disable_sqflow</td><td>{@code 1}: ask the controller to disable SQ flow control on every queue (Connect
+ *       CATTR bit 2, Linux's {@code disable_sqflow}); a controller may then answer a read with its data alone (C2HData
+ *       with SUCCESS, no CapsuleResp). Set for a discovery-log entry whose TREQ says the controller supports it, as
+ *       libnvme does</td><td>0</td></tr>
  *   <tr><td>hipri</td><td>{@code 1}: the I/O queues' threads busy-poll instead of sleeping (fio's name for polled
  *       completions): lowest latency, one core spinning per queue thread</td><td>0</td></tr>
  *   <tr><td>tls</td><td>{@code 1}: TLS 1.3 with a PSK on every queue (NVMe/TCP); needs {@code psk} or
@@ -103,6 +107,7 @@ public final class NvmeUri {
     private final Duration timeout;
     private final String engine;
     private final boolean hipri;
+    private final boolean disableSqflow;
     private final TlsUriOptions tls;
     private final String iopolicy;
 
@@ -146,7 +151,9 @@ public final class NvmeUri {
             Duration ctrlLossTmo,
             Duration fastIoFailTmo,
             DhchapKeys dhchap,
-            TlsUriOptions tls) {
+            TlsUriOptions tls,
+            boolean disableSqflow) {
+        this.disableSqflow = disableSqflow;
         this.dhchap = dhchap;
         this.tls = tls;
         this.transport = transport;
@@ -180,7 +187,13 @@ public final class NvmeUri {
     /** This URI with other TLS options (the programmatic way to give a key). */
     public NvmeUri withTls(TlsUriOptions options) {
         return copy(
-                transport, addresses, subsystemNqn, nsid, katoMillis, options == null ? TlsUriOptions.NONE : options);
+                transport,
+                addresses,
+                subsystemNqn,
+                nsid,
+                katoMillis,
+                options == null ? TlsUriOptions.NONE : options,
+                disableSqflow);
     }
 
     /**
@@ -188,7 +201,14 @@ public final class NvmeUri {
      * queues, digests, host NQN, timeouts, engine, iopolicy, the reconnect options and the DH-HMAC-CHAP secrets —
      * carried over. Every derived URI is made here, so a new option cannot be dropped by one of them.
      */
-    private NvmeUri copy(String transport, List<Address> addresses, String nqn, int nsid, int kato, TlsUriOptions tls) {
+    private NvmeUri copy(
+            String transport,
+            List<Address> addresses,
+            String nqn,
+            int nsid,
+            int kato,
+            TlsUriOptions tls,
+            boolean disableSqflow) {
         return new NvmeUri(
                 transport,
                 addresses,
@@ -208,7 +228,8 @@ public final class NvmeUri {
                 ctrlLossTmo,
                 fastIoFailTmo,
                 dhchap,
-                tls);
+                tls,
+                disableSqflow);
     }
 
     /** The TLS options ({@link TlsUriOptions#NONE} without TLS). */
@@ -231,14 +252,15 @@ public final class NvmeUri {
                 entry.subnqn(),
                 0,
                 katoMillis == 0 && isDiscovery() ? DEFAULT_KATO_MILLIS : katoMillis,
-                tls);
+                tls,
+                disableSqflow || entry.sqFlowControlDisableSupported());
     }
 
     /** This URI naming another subsystem (null: the discovery controller). */
     public NvmeUri withSubsystem(String nqn) {
         boolean discovery = nqn == null || Nqn.DISCOVERY.equals(nqn);
         int kato = isDiscovery() == discovery ? katoMillis : (discovery ? 0 : DEFAULT_KATO_MILLIS);
-        return copy(transport, addresses, nqn, nsid, kato, tls);
+        return copy(transport, addresses, nqn, nsid, kato, tls, disableSqflow);
     }
 
     /** The DH-HMAC-CHAP secrets of {@code dhchap_secret} and {@code dhchap_ctrl_secret}, or null. */
@@ -255,7 +277,7 @@ public final class NvmeUri {
         }
         List<NvmeUri> out = new ArrayList<>();
         for (Address a : addresses) {
-            out.add(copy(transport, List.of(a), subsystemNqn, nsid, katoMillis, tls));
+            out.add(copy(transport, List.of(a), subsystemNqn, nsid, katoMillis, tls, disableSqflow));
         }
         return List.copyOf(out);
     }
@@ -349,6 +371,11 @@ public final class NvmeUri {
         return engine;
     }
 
+    /** The disable_sqflow option: Connect asks the controller to disable SQ flow control (CATTR bit 2). */
+    public boolean disableSqflow() {
+        return disableSqflow;
+    }
+
     /** The hipri option: busy-poll on the I/O queues' threads. */
     public boolean hipri() {
         return hipri;
@@ -408,6 +435,9 @@ public final class NvmeUri {
         }
         if (hipri) {
             qs.append("&hipri=1");
+        }
+        if (disableSqflow) {
+            qs.append("&disable_sqflow=1");
         }
         if (!"numa".equals(iopolicy)) {
             qs.append("&iopolicy=").append(iopolicy);

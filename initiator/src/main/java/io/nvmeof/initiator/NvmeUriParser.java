@@ -91,6 +91,7 @@ final class NvmeUriParser {
         Duration timeout = DEFAULT_TIMEOUT;
         String engine = "auto";
         boolean hipri = false;
+        boolean disableSqflow = false;
         Boolean tlsFlag = null;
         io.nvmeof.core.tls.ConfiguredPsk psk = null;
         String pskFile = null;
@@ -199,21 +200,10 @@ final class NvmeUriParser {
                         dhchapCtrlSecret = value;
                         break;
                     case "hipri":
-                        switch (value.trim().toLowerCase(Locale.ROOT)) {
-                            case "1":
-                            case "true":
-                            case "yes":
-                                hipri = true;
-                                break;
-                            case "0":
-                            case "false":
-                            case "no":
-                                hipri = false;
-                                break;
-                            default:
-                                throw new IllegalArgumentException(
-                                        "hipri must be 1 or 0, not '" + value + "' in '" + uri + "'");
-                        }
+                        hipri = flag(name, value, uri);
+                        break;
+                    case "disable_sqflow":
+                        disableSqflow = flag(name, value, uri);
                         break;
                     case "tls":
                         if (!value.equals("1") && !value.equals("0")) {
@@ -246,7 +236,7 @@ final class NvmeUriParser {
                         break;
                     default:
                         throw new IllegalArgumentException("unknown option '" + name + "' in '" + uri
-                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, "
+                                + "' (known: nsid, queues, depth, digest, hostnqn, kato, keep_alive_tmo, timeout, engine, hipri, disable_sqflow, "
                                 + "reconnect_delay, ctrl_loss_tmo, fast_io_fail_tmo, iopolicy, dhchap_secret, dhchap_ctrl_secret, "
                                 + "tls, psk, psk_file, psk_identity, psk_derivation, tls_hash)");
                 }
@@ -300,7 +290,8 @@ final class NvmeUriParser {
                 ctrlLossTmo,
                 fastIoFailTmo,
                 keys,
-                tls);
+                tls,
+                disableSqflow);
     }
 
     /** {@code uri} with the value of a psk= option hidden, for error messages. */
@@ -365,6 +356,22 @@ final class NvmeUriParser {
             return p;
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("bad port '" + text + "' in '" + uri + "' (1..65535)");
+        }
+    }
+
+    /** A yes/no option: 1, true or yes; 0, false or no. */
+    private static boolean flag(String name, String value, String uri) {
+        switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "1":
+            case "true":
+            case "yes":
+                return true;
+            case "0":
+            case "false":
+            case "no":
+                return false;
+            default:
+                throw new IllegalArgumentException(name + " must be 1 or 0, not '" + value + "' in '" + uri + "'");
         }
     }
 

@@ -155,6 +155,31 @@ class NvmeUriTest {
     }
 
     @Test
+    void disableSqflowParsesPrintsAndFollowsTheDiscoveryEntry() {
+        NvmeUri u = NvmeUri.parse("nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1?disable_sqflow=1");
+        assertTrue(u.disableSqflow());
+        assertTrue(u.toString().contains("disable_sqflow=1"), u.toString());
+        assertEquals(u, NvmeUri.parse(u.toString()), "round trip");
+        assertTrue(u.withSubsystem("nqn.2024-01.io.nvmeof:disk2").disableSqflow(), "copies keep it");
+        assertFalse(NvmeUri.parse("nvme+tcp://192.0.2.10:4420/nqn.2024-01.io.nvmeof:disk1")
+                .disableSqflow());
+        assertFalse(NvmeUri.parse("nvme+tcp://192.0.2.10/nqn.2024-01.io.nvmeof:d?disable_sqflow=no")
+                .disableSqflow());
+        IllegalArgumentException e = assertThrows(
+                IllegalArgumentException.class,
+                () -> NvmeUri.parse("nvme+tcp://192.0.2.10/nqn.2024-01.io.nvmeof:d?disable_sqflow=maybe"));
+        assertTrue(e.getMessage().contains("disable_sqflow must be 1 or 0"), e.getMessage());
+        // From a discovery log, as libnvme does: TREQ bit 2 (SQ flow control disable supported) turns it on.
+        NvmeUri d = NvmeUri.parse("nvme+tcp://192.0.2.10:8009");
+        DiscoveryEntry supported = new DiscoveryEntry(
+                3, 1, 2, 0x4 | 0x2, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk1", "192.0.2.11", 0, 0);
+        DiscoveryEntry not = new DiscoveryEntry(
+                3, 1, 2, 0x2, 1, 0xFFFF, 32, 0, "4420", "nqn.2024-01.io.nvmeof:disk1", "192.0.2.11", 0, 0);
+        assertTrue(d.forEntry(supported).disableSqflow());
+        assertFalse(d.forEntry(not).disableSqflow());
+    }
+
+    @Test
     void everyCopyCarriesTheTlsOptionsAndNoCopyPrintsASecret() {
         io.nvmeof.core.tls.ConfiguredPsk key = io.nvmeof.core.tls.ConfiguredPsk.generate(
                 io.nvmeof.core.tls.PskHash.SHA384, new java.security.SecureRandom());

@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * A tiny TCP forwarder for tests of what a host does when the network misbehaves: it listens on a free loopback port
@@ -32,7 +34,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>{@link #refuseConnections(boolean)} resets new connections at once (a target that is not back yet).</li>
  * </ul>
  * {@link #observe(CommandObserver)} shows a test every NVMe/TCP command a host sends through it before the target
- * gets it, so the test can act at an exact point of a command sequence.
+ * gets it, so the test can act at an exact point of a command sequence; {@link #pdusFromTarget(int)} and
+ * {@link #successC2hData()} count the PDUs the targets sent back.
  */
 public final class TcpProxy implements AutoCloseable {
     private final ServerSocket server;
@@ -47,6 +50,8 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean paused;
     private volatile boolean closed;
     private volatile CommandObserver observer;
+    private final AtomicLongArray fromTarget = new AtomicLongArray(256);
+    private final AtomicLong successC2hData = new AtomicLong();
 
     /** Sees the commands a host sends through the proxy: see {@link #observe(CommandObserver)}. */
     public interface CommandObserver {
@@ -162,8 +167,8 @@ public final class TcpProxy implements AutoCloseable {
                 sockets.add(upstream);
                 Link link = new Link();
                 links.add(link);
-                pump(client, upstream, "up", new CapsuleScanner(), link);
-                pump(upstream, client, "down", null, link);
+                pump(client, upstream, "up", new CapsuleScanner(true), link);
+                pump(upstream, client, "down", new CapsuleScanner(false), link);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -172,7 +177,6 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    /** {@code capsules}: scans the host-to-target direction for command capsules (null for the other direction). */
     /** One forwarded connection's fault state. */
     private static final class Link {
         volatile boolean blackholed;
@@ -222,17 +226,37 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
-     * Follows the PDUs of one host-to-target byte stream (CH: type, flags, HLEN, PDO, PLEN; nvmeof-protocol.md §5.2)
-     * and hands each CapsuleCmd's SQE to the observer; the Connect capsule tells the queue's QID. Digests and data
-     * are skipped with the rest of the PDU, as PLEN covers them.
+     * PDUs the targets sent through the proxy so far, on every connection, by PDU type (the common header's first
+     * byte: 0x05 CapsuleResp, 0x07 C2HData, 0x09 R2T; nvmeof-protocol.md §5.2).
+     */
+    public long pdusFromTarget(int type) {
+        return fromTarget.get(type & 0xFF);
+    }
+
+    /** C2HData PDUs the targets sent with the SUCCESS flag (no CapsuleResp follows; nvmeof-protocol.md §5.10). */
+    public long successC2hData() {
+        return successC2hData.get();
+    }
+
+    /**
+     * Follows the PDUs of one byte stream (CH: type, flags, HLEN, PDO, PLEN; nvmeof-protocol.md §5.2). Host to target:
+     * hands each CapsuleCmd's SQE to the observer; the Connect capsule tells the queue's QID. Target to host: counts
+     * the PDUs by type. Digests and data are skipped with the rest of the PDU, as PLEN covers them.
      */
     private final class CapsuleScanner {
         private static final int CAPSULE_CMD = 0x04;
+        private static final int C2H_DATA = 0x07;
+        private static final int FLAG_SUCCESS = 0x08;
         private static final int COMMON_HEADER = 8;
+        private final boolean hostToTarget;
         private final byte[] head = new byte[COMMON_HEADER + SubmissionQueueEntry.LENGTH];
         private int have;
         private long skip;
         private int qid = -1;
+
+        CapsuleScanner(boolean hostToTarget) {
+            this.hostToTarget = hostToTarget;
+        }
 
         void scan(byte[] buf, int n) {
             int i = 0;
@@ -243,7 +267,8 @@ public final class TcpProxy implements AutoCloseable {
                     i += k;
                     continue;
                 }
-                int need = have < COMMON_HEADER || head[0] != CAPSULE_CMD ? COMMON_HEADER : head.length;
+                boolean capsule = hostToTarget && head[0] == CAPSULE_CMD;
+                int need = have < COMMON_HEADER || !capsule ? COMMON_HEADER : head.length;
                 int k = Math.min(need - have, n - i);
                 System.arraycopy(buf, i, head, have, k);
                 have += k;
@@ -251,15 +276,20 @@ public final class TcpProxy implements AutoCloseable {
                 if (have < need) {
                     continue;
                 }
-                if (head[0] == CAPSULE_CMD && have < head.length) {
+                if (hostToTarget && head[0] == CAPSULE_CMD && have < head.length) {
                     continue; // a capsule: read on to the end of its SQE
                 }
                 long plen = ByteBuffer.wrap(head, 4, 4)
                                 .order(ByteOrder.LITTLE_ENDIAN)
                                 .getInt()
                         & 0xFFFFFFFFL;
-                if (head[0] == CAPSULE_CMD) {
+                if (hostToTarget && head[0] == CAPSULE_CMD) {
                     capsule();
+                } else if (!hostToTarget) {
+                    fromTarget.incrementAndGet(head[0] & 0xFF);
+                    if (head[0] == C2H_DATA && (head[1] & FLAG_SUCCESS) != 0) {
+                        successC2hData.incrementAndGet();
+                    }
                 }
                 skip = plen - have;
                 have = 0;
