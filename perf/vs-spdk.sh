@@ -33,7 +33,10 @@
 # SPDK_PERF_OPTS (extra spdk_nvme_perf options; "--no-huge -s 512" without free hugepages),
 # FILL_SECONDS (120: the most the fill may take), RUN_SLACK (120: a run still going this long after its ramp and
 # runtime is stopped), CELLS (all; a space-separated subset of: qd1 qd32 qd128 read128k
-# randwrite), MODES ("busy default"), ROUNDS (2).
+# randwrite), MODES ("busy default"), ROUNDS (2), SQFLOW ("on", the default: our perf's URIs as a user writes them, and
+# our target sends a CapsuleResp after every read's C2HData; "off": they carry disable_sqflow=1, so our target answers a
+# read with its C2HData alone, as SPDK's nvmf_tgt up to v26.05 does to every host, and the ours->ours cells exchange as
+# many PDUs per read as SPDK->SPDK).
 # Prints Markdown tables (OUTDIR/results.md); every run's output stays in OUTDIR/rN, one directory per round.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,8 +61,14 @@ command -v taskset >/dev/null || { echo "vs-spdk.sh: taskset (util-linux) is nee
 . "$ROOT/perf/bench-lib.sh"
 [ -z "${SPDK_DIR:-}" ] || require_spdk_tree vs-spdk.sh
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "vs-spdk.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2; }
+SQFLOW=${SQFLOW:-on}
+case "$SQFLOW" in
+  off) QUERY="?disable_sqflow=1" ;;
+  on) QUERY="" ;;
+  *) echo "vs-spdk.sh: SQFLOW must be on or off, not '$SQFLOW'" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
-echo "vs-spdk.sh: results in $OUT; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "vs-spdk.sh: results in $OUT; SQ flow control of our perf's queues $SQFLOW; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 
@@ -179,8 +188,8 @@ print('vs-spdk.sh: fill wrote %.2f GiB%s' % (b/2**30, '' if b >= 2**30 else ' (L
     "$RD/fill.json" || true
 }
 
-OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN"
-SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN"
+OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN$QUERY"
+SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN$QUERY"
 ours_block() { # MODE: our target in MODE, our perf and (with SPDK_DIR) SPDK's perf against it
   start_ours "$1"
   fill_ours "$OUR_URI"
@@ -223,6 +232,8 @@ done
 
 # ---- the tables ----
 {
+  echo "Our perf's queues: SQ flow control $SQFLOW (SQFLOW; off: disable_sqflow=1, reads answered by C2HData alone)."
+  echo
   for i in "${!DIRS[@]}"; do
     echo "### Round $((i + 1))"
     echo
