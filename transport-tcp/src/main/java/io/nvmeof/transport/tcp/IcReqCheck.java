@@ -3,10 +3,10 @@ package io.nvmeof.transport.tcp;
 import static io.nvmeof.transport.tcp.TermReqPdu.FES_UNSUPPORTED_PARAMETER;
 
 /**
- * The target's answer to an ICReq (nvmeof-protocol.md §5.4): PFV must be 0, HPDA must be 0 (like nvmet we never pad C2HData, so we cannot honour a host alignment, §5.9), and the ICResp enables the digests
- * the host asked for when the listener allows digests, none otherwise. A refusal is FES Unsupported Parameter;
- * {@link #fei()} and {@link #fault()} then say which field (the caller answers with a C2HTermReq). Stateless but for
- * the last refusal; one per connection.
+ * The target's answer to an ICReq (nvmeof-protocol.md §5.4): PFV must be 0; HPDA must be 0 (like nvmet we never pad
+ * C2HData, so we cannot honour a host alignment, §5.9); the ICResp enables the digests the host asked for when the
+ * listener allows digests, none otherwise. A refusal is FES Unsupported Parameter; {@link #fei()} and {@link #fault()}
+ * then say which field (the caller answers with a C2HTermReq). Stateless but for the last refusal; one per connection.
  */
 final class IcReqCheck {
     private int fei;
