@@ -41,6 +41,8 @@ final class RdmaPollGroup implements Runnable {
     private final QueueThreadWaker waker = new QueueThreadWaker();
     private final BooleanSupplier hasWork = () -> !tasks.isEmpty();
     private final WorkCompletion[] wcs = new WorkCompletion[32];
+    /** System.nanoTime of this loop turn, read by the turn's first command (0 until then). Group thread only. */
+    private long turnNanos;
 
     /** Queues by tag (the wr_id of everything they post) and by QP number (for receives in the SRQ). */
     private volatile QueueTable byTag = QueueTable.EMPTY;
@@ -258,6 +260,7 @@ final class RdmaPollGroup implements Runnable {
         try {
             while (!stopping) {
                 int n = cq.poll(wcs);
+                turnNanos = 0;
                 for (int i = 0; i < n; i++) {
                     dispatch(wcs[i]);
                 }
@@ -301,6 +304,17 @@ final class RdmaPollGroup implements Runnable {
             srqBuffers.taken();
             srqBuffers.post((int) (wc.wrId & 0xFFFF));
         }
+    }
+
+    /**
+     * The arrival time of a command received in this loop turn: the clock is read once per turn, by its first
+     * command, for all the commands that one CQ poll brought (the latency statistics; group thread only).
+     */
+    long arrivalNanos() {
+        if (turnNanos == 0) {
+            turnNanos = System.nanoTime();
+        }
+        return turnNanos;
     }
 
     /** Runs the tasks queued so far (a queue whose completion came before its start task runs them early too). */

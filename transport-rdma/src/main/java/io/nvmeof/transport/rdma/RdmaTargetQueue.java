@@ -318,7 +318,7 @@ final class RdmaTargetQueue implements QueueChannel {
             return;
         }
         r.reset();
-        r.begin();
+        r.begin(group.arrivalNanos());
         CapsuleSgl.classify(r, length - SubmissionQueueEntry.LENGTH, inCapsuleSize, pool);
         core.onCommand(r);
     }

@@ -38,6 +38,9 @@ final class FakeCore implements QueueAcceptor {
     final List<Integer> transportStatuses = new CopyOnWriteArrayList<>();
     final List<QueueChannel> channels = new CopyOnWriteArrayList<>();
     volatile boolean stallReads;
+    /** When set, each command's {@link TargetRequest#arrivalNanos()} is added to it (off by default: it allocates). */
+    volatile List<Long> arrivals;
+
     volatile boolean connectDataSeen;
     private final Memory memory = new Memory();
     private volatile MemoryObserver observer;
@@ -95,6 +98,10 @@ final class FakeCore implements QueueAcceptor {
 
         @Override
         public void onCommand(TargetRequest r) {
+            List<Long> a = arrivals;
+            if (a != null) {
+                a.add(r.arrivalNanos());
+            }
             if (r.transportStatus() != 0) {
                 transportStatuses.add(r.transportStatus());
                 complete(r, r.transportStatus());
