@@ -72,7 +72,8 @@ final class SubsystemFactory {
             LOG.log(
                     System.Logger.Level.INFO,
                     () -> "namespace " + nsid + " of " + s.nqn() + ": " + nc.sizeBytes() + " bytes preallocated in "
-                            + (System.nanoTime() - start) / 1_000_000 + " ms");
+                            + (System.nanoTime() - start) / 1_000_000 + " ms, " + ns.hugePageBytes()
+                            + " of them in 2 MiB slabs advised for huge pages");
             return ns;
         }
         return new RamNamespace(

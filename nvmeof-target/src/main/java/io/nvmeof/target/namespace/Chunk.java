@@ -102,4 +102,9 @@ final class Chunk extends ChunkMemory.Registered {
     int capacity() {
         return buffer.capacity();
     }
+
+    /** Whether the memory is cut from a {@link Slab} advised for a transparent huge page. */
+    boolean inHugePageSlab() {
+        return slab != null && slab.hugePageAdvised();
+    }
 }

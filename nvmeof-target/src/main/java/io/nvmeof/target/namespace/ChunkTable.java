@@ -5,6 +5,7 @@ import static io.nvmeof.target.namespace.RamNamespace.CHUNK_SIZE;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.ToLongFunction;
 
 /**
  * The chunk table of one {@link RamNamespace}: its {@link RamNamespace#CHUNK_SIZE} chunks found through a top array of
@@ -170,10 +171,22 @@ final class ChunkTable {
 
     /**
      * Puts a chunk at every index that has none, allocated on this thread (not from the pool, which is for first
-     * writes); false as soon as the budget is spent (the chunks made so far stay in the table).
+     * writes); false as soon as the budget is spent (the chunks made so far stay in the table). Unless {@code mode} is
+     * {@link SlabMode#OFF}, each run of {@link Slab#CHUNKS} empty full-size slots gets one {@link Slab} (with a huge
+     * page if {@code mode} is {@link SlabMode#HUGE}); the rest, and every run for which the budget has no whole slab
+     * left or the system refuses the mapping, get chunks of their own.
      */
-    boolean allocateAll() {
+    boolean allocateAll(SlabMode mode) {
+        int fullChunks = (int) (sizeBytes >>> CHUNK_SHIFT);
         for (int index = 0; index < chunkCount; index++) {
+            if (mode != SlabMode.OFF
+                    && index % Slab.CHUNKS == 0
+                    && index + Slab.CHUNKS <= fullChunks
+                    && emptyRun(index)
+                    && putSlab(index, mode)) {
+                index += Slab.CHUNKS - 1;
+                continue;
+            }
             if (slot(index) != null) {
                 continue;
             }
@@ -183,6 +196,37 @@ final class ChunkTable {
             }
             leaf(index).set(index & LEAF_MASK, fresh);
             fresh.release(); // the caller's reference: only the table's remains
+        }
+        return true;
+    }
+
+    /** Whether the {@link Slab#CHUNKS} slots from {@code first} on are all empty. */
+    private boolean emptyRun(int first) {
+        for (int i = first; i < first + Slab.CHUNKS; i++) {
+            if (slot(i) != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Fills the {@link Slab#CHUNKS} empty slots from {@code first} on from one new slab; false (nothing kept) if the
+     * budget has no whole slab left or the system refuses the memory.
+     */
+    private boolean putSlab(int first, SlabMode mode) {
+        if (!budget.tryReserveQuietly(Slab.SIZE)) {
+            return false;
+        }
+        Slab slab = Slab.map(budget, mode == SlabMode.HUGE);
+        if (slab == null) {
+            budget.release(Slab.SIZE);
+            return false;
+        }
+        for (int i = 0; i < Slab.CHUNKS; i++) {
+            Chunk c = new Chunk(slab, i, memory); // tells the observers, before the table publishes it
+            leaf(first + i).set((first + i) & LEAF_MASK, c);
+            c.release(); // the caller's reference: only the table's remains
         }
         return true;
     }
@@ -242,6 +286,16 @@ final class ChunkTable {
 
     /** The bytes of the chunks in the table now (written and not deallocated). */
     long chunkBytesHeld() {
+        return sum(Chunk::capacity);
+    }
+
+    /** The bytes of the chunks in the table now whose slab was advised for a transparent huge page. */
+    long hugePageBytes() {
+        return sum(c -> c.inHugePageSlab() ? c.capacity() : 0);
+    }
+
+    /** {@code bytes} summed over the chunks in the table now (cold path: it visits every slot). */
+    private long sum(ToLongFunction<Chunk> bytes) {
         long total = 0;
         for (int l = 0; l < leaves.length(); l++) {
             AtomicReferenceArray<Chunk> leaf = leaves.get(l);
@@ -251,7 +305,7 @@ final class ChunkTable {
             for (int i = 0; i < LEAF_SIZE; i++) {
                 Chunk c = leaf.get(i);
                 if (c != null) {
-                    total += c.capacity();
+                    total += bytes.applyAsLong(c);
                 }
             }
         }

@@ -136,7 +136,11 @@ public final class RamNamespace {
      * A RAM namespace whose memory is all reserved in {@code budget}, allocated, faulted in and made known to the
      * {@code memory} observers now, on the calling thread, and kept until {@link #free}: writes never wait for memory,
      * and one never fails for want of budget. This takes time in proportion to the size; memory never touched before may
-     * take longer (in a VM the host backs each page on its first touch: 1.5-2 s per GiB measured).
+     * take longer (in a VM the host backs each page on its first touch: 1.5-2 s per GiB measured, up to 6 s per GiB
+     * for huge pages where the balloon reports free pages). Where the native helper is loaded, each 2 MiB of the namespace
+     * (all but a shorter tail) is one {@link Slab} with a transparent huge page ({@code -Dio.nvmeof.chunkSlabs}: {@code auto} and
+     * {@code huge}; {@code small} without the huge page advice; {@code off} chunk by chunk), so that random I/O over
+     * the namespace misses the TLB less ({@link SlabMemory#forPreallocation}).
      *
      * @throws IllegalArgumentException if the budget has less than {@code sizeBytes} left (nothing is kept then)
      */
@@ -148,13 +152,34 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
+        return preallocated(
+                nsid,
+                sizeBytes,
+                blockSize,
+                uuid,
+                readOnly,
+                budget,
+                memory,
+                SlabMemory.forPreallocation(SlabMode.configured()));
+    }
+
+    /** As the public {@link #preallocated}, making the memory as {@code mode} says (already resolved, never AUTO). */
+    static RamNamespace preallocated(
+            int nsid,
+            long sizeBytes,
+            int blockSize,
+            UUID uuid,
+            boolean readOnly,
+            MemoryBudget budget,
+            ChunkMemory memory,
+            SlabMode mode) {
         checkGeometry(sizeBytes, blockSize);
         if (budget.limit() - budget.used() < sizeBytes) {
             throw notEnoughBudget(nsid, sizeBytes, budget);
         }
         RamNamespace ns =
                 new RamNamespace(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null, true);
-        if (!ns.table.allocateAll()) {
+        if (!ns.table.allocateAll(mode)) {
             ns.free();
             throw notEnoughBudget(nsid, sizeBytes, budget);
         }
@@ -464,6 +489,15 @@ public final class RamNamespace {
     /** Bytes of RAM this namespace holds now (chunks written and not deallocated; 0 for a file-backed namespace). */
     public long allocatedBytes() {
         return file != null ? 0 : table.chunkBytesHeld();
+    }
+
+    /**
+     * Of {@link #allocatedBytes}, those in 2 MiB slabs advised for transparent huge pages (cold path: it visits every
+     * chunk; for the log and diagnostics). Whether the kernel backs them with huge pages is its choice: {@code
+     * AnonHugePages} in {@code /proc/PID/smaps} shows it.
+     */
+    public long hugePageBytes() {
+        return file != null ? 0 : table.hugePageBytes();
     }
 
     /** Its SMART / Health counters. */

@@ -1,5 +1,6 @@
 package io.nvmeof.target.namespace;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -263,5 +264,47 @@ class SlabTest {
             ns.free();
         }
         assertEquals(0, budget.used());
+    }
+
+    @Test
+    void autoMeansHugePagesForAPreallocatedNamespaceWhereverTheHelperLoads() {
+        assumeNative();
+        assertEquals(SlabMode.HUGE, SlabMemory.forPreallocation(SlabMode.AUTO), "even where the balloon reports");
+        assertEquals(SlabMode.HUGE, SlabMemory.forPreallocation(SlabMode.HUGE));
+        assertEquals(SlabMode.SMALL, SlabMemory.forPreallocation(SlabMode.SMALL));
+        assertEquals(SlabMode.OFF, SlabMemory.forPreallocation(SlabMode.OFF));
+    }
+
+    @Test
+    void aPreallocatedNamespaceIsSlabsWhere2MiBFitAndChunksOfItsOwnForTheTail() throws Exception {
+        assumeNative();
+        assumeTrue(!SlabMemory.thpSetting().contains("[never]"), "no transparent huge pages here");
+        // two slabs, three chunks more and a shorter last chunk
+        long size = 2L * Slab.SIZE + 3L * CHUNK + 8192;
+        for (SlabMode mode : new SlabMode[] {SlabMode.HUGE, SlabMode.SMALL, SlabMode.OFF}) {
+            MemoryBudget budget = new MemoryBudget(size); // exactly the namespace: a slab too many would be refused
+            ChunkMemory memory = new ChunkMemory();
+            ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
+            memory.attach(rdma);
+            RamNamespace ns = RamNamespace.preallocated(1, size, 4096, UUID.randomUUID(), false, budget, memory, mode);
+            assertEquals(size, budget.used(), mode + ": every byte counted once");
+            assertEquals(size, ns.allocatedBytes());
+            assertEquals(mode == SlabMode.HUGE ? 2L * Slab.SIZE : 0, ns.hugePageBytes(), mode + ": huge page bytes");
+            synchronized (memory) {
+                assertEquals(1 + 36, rdma.allocated, mode + ": the zero buffer and all 36 chunks registered");
+            }
+            // data across the end of each slab (the second one into a chunk of its own) reads back
+            for (long at : new long[] {Slab.SIZE - CHUNK, 2L * Slab.SIZE - CHUNK}) {
+                ByteBuffer data = NamespaceBytes.filled(2 * CHUNK, (int) (at / CHUNK));
+                assertEquals(Status.SUCCESS, ns.write(data, 0, at, 2 * CHUNK));
+                assertArrayEquals(data.array(), NamespaceBytes.read(ns, at, 2 * CHUNK), mode + " at " + at);
+            }
+            assertEquals(0, budget.refusals(), mode + ": writes into preallocated memory take no more");
+            ns.free();
+            assertEquals(0, budget.used(), mode + ": every slab and chunk given back");
+            synchronized (memory) {
+                assertEquals(rdma.allocated - 1, rdma.freed, mode + ": each chunk let go of exactly once");
+            }
+        }
     }
 }
