@@ -36,7 +36,9 @@
 # randwrite), MODES ("busy default"), ROUNDS (2), SQFLOW ("on", the default: our perf's URIs as a user writes them, and
 # our target sends a CapsuleResp after every read's C2HData; "off": they carry disable_sqflow=1, so our target answers a
 # read with its C2HData alone, as SPDK's nvmf_tgt up to v26.05 does to every host, and the ours->ours cells exchange as
-# many PDUs per read as SPDK->SPDK).
+# many PDUs per read as SPDK->SPDK), PREALLOC ("on", the default: our target's namespace is preallocated, as SPDK's
+# malloc bdev always is, in 2 MiB slabs with huge pages where the native helper loads; "off": lazy, 128 KiB chunks
+# as blocks are first written, the tables of perf/README.md before 2026-11-27 16:40 UTC).
 # Prints Markdown tables (OUTDIR/results.md); every run's output stays in OUTDIR/rN, one directory per round.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -67,8 +69,14 @@ case "$SQFLOW" in
   on) QUERY="" ;;
   *) echo "vs-spdk.sh: SQFLOW must be on or off, not '$SQFLOW'" >&2; exit 2 ;;
 esac
+PREALLOC=${PREALLOC:-on}
+case "$PREALLOC" in
+  on) NS_OPTS=",prealloc" ;;
+  off) NS_OPTS="" ;;
+  *) echo "vs-spdk.sh: PREALLOC must be on or off, not '$PREALLOC'" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
-echo "vs-spdk.sh: results in $OUT; SQ flow control of our perf's queues $SQFLOW; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "vs-spdk.sh: results in $OUT; SQ flow control of our perf's queues $SQFLOW; our namespace preallocated $PREALLOC; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 
@@ -99,7 +107,7 @@ start_ours() { # MODE
   # shellcheck disable=SC2046
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$OUR_NQN" \
-    --namespace size=1g,bs=4096 --memory-budget 2g "${flags[@]}" > "$RD/target-ours-$1.log" 2>&1 &
+    --namespace "size=1g,bs=4096$NS_OPTS" --memory-budget 2g "${flags[@]}" > "$RD/target-ours-$1.log" 2>&1 &
   TPID=$!
   wait_listening "$RD/target-ours-$1.log" vs-spdk.sh
 }
@@ -233,6 +241,7 @@ done
 # ---- the tables ----
 {
   echo "Our perf's queues: SQ flow control $SQFLOW (SQFLOW; off: disable_sqflow=1, reads answered by C2HData alone)."
+  echo "Our target's namespace: preallocated $PREALLOC (PREALLOC; on: all its memory at start, huge-page slabs, as SPDK's malloc bdev)."
   echo
   for i in "${!DIRS[@]}"; do
     echo "### Round $((i + 1))"
