@@ -152,27 +152,7 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
-        return preallocated(
-                nsid,
-                sizeBytes,
-                blockSize,
-                uuid,
-                readOnly,
-                budget,
-                memory,
-                SlabMemory.forPreallocation(SlabMode.configured()));
-    }
-
-    /** As the public {@link #preallocated}, making the memory as {@code mode} says (already resolved, never AUTO). */
-    static RamNamespace preallocated(
-            int nsid,
-            long sizeBytes,
-            int blockSize,
-            UUID uuid,
-            boolean readOnly,
-            MemoryBudget budget,
-            ChunkMemory memory,
-            SlabMode mode) {
+        SlabMode mode = SlabMemory.forPreallocation(SlabMode.configured());
         checkGeometry(sizeBytes, blockSize);
         if (budget.limit() - budget.used() < sizeBytes) {
             throw notEnoughBudget(nsid, sizeBytes, budget);

@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -281,30 +282,45 @@ class SlabTest {
         assumeTrue(!SlabMemory.thpSetting().contains("[never]"), "no transparent huge pages here");
         // two slabs, three chunks more and a shorter last chunk
         long size = 2L * Slab.SIZE + 3L * CHUNK + 8192;
-        for (SlabMode mode : new SlabMode[] {SlabMode.HUGE, SlabMode.SMALL, SlabMode.OFF}) {
-            MemoryBudget budget = new MemoryBudget(size); // exactly the namespace: a slab too many would be refused
-            ChunkMemory memory = new ChunkMemory();
-            ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
-            memory.attach(rdma);
-            RamNamespace ns = RamNamespace.preallocated(1, size, 4096, UUID.randomUUID(), false, budget, memory, mode);
-            assertEquals(size, budget.used(), mode + ": every byte counted once");
-            assertEquals(size, ns.allocatedBytes());
-            assertEquals(mode == SlabMode.HUGE ? 2L * Slab.SIZE : 0, ns.hugePageBytes(), mode + ": huge page bytes");
-            synchronized (memory) {
-                assertEquals(1 + 36, rdma.allocated, mode + ": the zero buffer and all 36 chunks registered");
+        String old = System.getProperty(SlabMode.PROPERTY);
+        try {
+            for (SlabMode mode : new SlabMode[] {SlabMode.AUTO, SlabMode.SMALL, SlabMode.OFF}) {
+                System.setProperty(SlabMode.PROPERTY, mode.name().toLowerCase(Locale.ROOT));
+                preallocateAndCheck(size, mode == SlabMode.AUTO ? 2L * Slab.SIZE : 0, mode);
             }
-            // data across the end of each slab (the second one into a chunk of its own) reads back
-            for (long at : new long[] {Slab.SIZE - CHUNK, 2L * Slab.SIZE - CHUNK}) {
-                ByteBuffer data = NamespaceBytes.filled(2 * CHUNK, (int) (at / CHUNK));
-                assertEquals(Status.SUCCESS, ns.write(data, 0, at, 2 * CHUNK));
-                assertArrayEquals(data.array(), NamespaceBytes.read(ns, at, 2 * CHUNK), mode + " at " + at);
+        } finally {
+            if (old == null) {
+                System.clearProperty(SlabMode.PROPERTY);
+            } else {
+                System.setProperty(SlabMode.PROPERTY, old);
             }
-            assertEquals(0, budget.refusals(), mode + ": writes into preallocated memory take no more");
-            ns.free();
-            assertEquals(0, budget.used(), mode + ": every slab and chunk given back");
-            synchronized (memory) {
-                assertEquals(rdma.allocated - 1, rdma.freed, mode + ": each chunk let go of exactly once");
-            }
+        }
+    }
+
+    /** Preallocates a namespace of {@code size} as -Dio.nvmeof.chunkSlabs says ({@code mode}) and checks it. */
+    private static void preallocateAndCheck(long size, long hugePageBytes, SlabMode mode) {
+        MemoryBudget budget = new MemoryBudget(size); // exactly the namespace: a slab too many would be refused
+        ChunkMemory memory = new ChunkMemory();
+        ChunkMemoryTest.Recorder rdma = new ChunkMemoryTest.Recorder();
+        memory.attach(rdma);
+        RamNamespace ns = RamNamespace.preallocated(1, size, 4096, UUID.randomUUID(), false, budget, memory);
+        assertEquals(size, budget.used(), mode + ": every byte counted once");
+        assertEquals(size, ns.allocatedBytes());
+        assertEquals(hugePageBytes, ns.hugePageBytes(), mode + ": huge page bytes");
+        synchronized (memory) {
+            assertEquals(1 + 36, rdma.allocated, mode + ": the zero buffer and all 36 chunks registered");
+        }
+        // data across the end of each slab (the second one into a chunk of its own) reads back
+        for (long at : new long[] {Slab.SIZE - CHUNK, 2L * Slab.SIZE - CHUNK}) {
+            ByteBuffer data = NamespaceBytes.filled(2 * CHUNK, (int) (at / CHUNK));
+            assertEquals(Status.SUCCESS, ns.write(data, 0, at, 2 * CHUNK));
+            assertArrayEquals(data.array(), NamespaceBytes.read(ns, at, 2 * CHUNK), mode + " at " + at);
+        }
+        assertEquals(0, budget.refusals(), mode + ": writes into preallocated memory take no more");
+        ns.free();
+        assertEquals(0, budget.used(), mode + ": every slab and chunk given back");
+        synchronized (memory) {
+            assertEquals(rdma.allocated - 1, rdma.freed, mode + ": each chunk let go of exactly once");
         }
     }
 }
