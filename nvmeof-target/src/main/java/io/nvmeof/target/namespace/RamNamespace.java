@@ -137,10 +137,11 @@ public final class RamNamespace {
      * {@code memory} observers now, on the calling thread, and kept until {@link #free}: writes never wait for memory,
      * and one never fails for want of budget. This takes time in proportion to the size; memory never touched before may
      * take longer (in a VM the host backs each page on its first touch: 1.5-2 s per GiB measured, up to 6 s per GiB
-     * for huge pages where the balloon reports free pages). Where the native helper is loaded, each 2 MiB of the namespace
-     * (all but a shorter tail) is one {@link Slab} with a transparent huge page ({@code -Dio.nvmeof.chunkSlabs}: {@code auto} and
-     * {@code huge}; {@code small} without the huge page advice; {@code off} chunk by chunk), so that random I/O over
-     * the namespace misses the TLB less ({@link SlabMemory#forPreallocation}).
+     * for huge pages where the balloon reports free pages). Where the native helper is loaded, each 2 MiB of the
+     * namespace (all but a shorter tail) is one {@link Slab} with a transparent huge page ({@code
+     * -Dio.nvmeof.chunkSlabs}: {@code auto} and {@code huge}; {@code small} without the huge page advice; {@code off}
+     * chunk by chunk), so that random I/O over the namespace misses the TLB less ({@link
+     * SlabMemory#forPreallocation}).
      *
      * @throws IllegalArgumentException if the budget has less than {@code sizeBytes} left (nothing is kept then)
      */
@@ -152,11 +153,11 @@ public final class RamNamespace {
             boolean readOnly,
             MemoryBudget budget,
             ChunkMemory memory) {
-        SlabMode mode = SlabMemory.forPreallocation(SlabMode.configured());
         checkGeometry(sizeBytes, blockSize);
         if (budget.limit() - budget.used() < sizeBytes) {
             throw notEnoughBudget(nsid, sizeBytes, budget);
         }
+        SlabMode mode = SlabMemory.forPreallocation(SlabMode.configured());
         RamNamespace ns =
                 new RamNamespace(nsid, sizeBytes, blockSize, uuid, readOnly, budget, memory, null, null, true);
         if (!ns.table.allocateAll(mode)) {
