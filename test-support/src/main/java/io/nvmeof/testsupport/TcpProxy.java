@@ -267,8 +267,7 @@ public final class TcpProxy implements AutoCloseable {
                     i += k;
                     continue;
                 }
-                boolean capsule = hostToTarget && head[0] == CAPSULE_CMD;
-                int need = have < COMMON_HEADER || !capsule ? COMMON_HEADER : head.length;
+                int need = have < COMMON_HEADER || !capsuleCmd() ? COMMON_HEADER : head.length;
                 int k = Math.min(need - have, n - i);
                 System.arraycopy(buf, i, head, have, k);
                 have += k;
@@ -276,14 +275,14 @@ public final class TcpProxy implements AutoCloseable {
                 if (have < need) {
                     continue;
                 }
-                if (hostToTarget && head[0] == CAPSULE_CMD && have < head.length) {
+                if (capsuleCmd() && have < head.length) {
                     continue; // a capsule: read on to the end of its SQE
                 }
                 long plen = ByteBuffer.wrap(head, 4, 4)
                                 .order(ByteOrder.LITTLE_ENDIAN)
                                 .getInt()
                         & 0xFFFFFFFFL;
-                if (hostToTarget && head[0] == CAPSULE_CMD) {
+                if (capsuleCmd()) {
                     capsule();
                 } else if (!hostToTarget) {
                     fromTarget.incrementAndGet(head[0] & 0xFF);
@@ -294,6 +293,11 @@ public final class TcpProxy implements AutoCloseable {
                 skip = plen - have;
                 have = 0;
             }
+        }
+
+        /** Whether the PDU whose header is in {@code head} is a CapsuleCmd of the host (the one kind scanned whole). */
+        private boolean capsuleCmd() {
+            return hostToTarget && head[0] == CAPSULE_CMD;
         }
 
         private void capsule() {
