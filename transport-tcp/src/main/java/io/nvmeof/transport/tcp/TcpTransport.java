@@ -55,15 +55,34 @@ public final class TcpTransport implements Transport {
     public static final int SGLS = 0x00100001;
 
     private final boolean allowNative;
+    private final SocketBuffers buffers;
 
-    /** The transport as ServiceLoader creates it: each listener and queue picks its engine from its {@code IoMode}. */
+    /**
+     * The transport as ServiceLoader creates it: each listener and queue picks its engine from its {@code IoMode},
+     * and its sockets' buffer sizes from {@code io.nvmeof.tcp.socketBufferBytes} ({@link SocketBuffers}, read at each
+     * listen and connect).
+     */
     public TcpTransport() {
         this(true);
     }
 
     /** @param allowNative false makes engine "auto" mean NIO even where epoll is available (tests, diagnosis) */
     TcpTransport(boolean allowNative) {
+        this(allowNative, null);
+    }
+
+    /**
+     * @param buffers the kernel buffer sizes of every socket this transport opens or accepts; null: from the system
+     *                property at each listen and connect
+     */
+    TcpTransport(boolean allowNative, SocketBuffers buffers) {
         this.allowNative = allowNative;
+        this.buffers = buffers;
+    }
+
+    /** @throws IllegalArgumentException if {@code io.nvmeof.tcp.socketBufferBytes} is not a byte count */
+    private SocketBuffers buffers() {
+        return buffers != null ? buffers : SocketBuffers.fromSystem();
     }
 
     @Override
@@ -112,6 +131,7 @@ public final class TcpTransport implements Transport {
                             installTarget(ch, options, listener, acceptor);
                         }
                     });
+            buffers().applyTo(b);
             ChannelFuture bind = b.bind(requested).awaitUninterruptibly();
             if (!bind.isSuccess()) {
                 throw bindFailure(requested, bind.cause());
@@ -194,6 +214,7 @@ public final class TcpTransport implements Transport {
                         handler[0] = TcpHostQueue.install(ch.pipeline(), options);
                     }
                 });
+        buffers().applyTo(b);
         ChannelFuture connect = b.connect(options.address());
         // Netty's CONNECT_TIMEOUT_MILLIS fails the future in time; the margin only guards against a lost wake-up.
         if (!connect.awaitUninterruptibly(timeoutMillis + 2000)) {

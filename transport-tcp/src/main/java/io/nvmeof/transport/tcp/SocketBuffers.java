@@ -1,0 +1,162 @@
+package io.nvmeof.transport.tcp;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelOption;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The kernel buffer sizes of every NVMe/TCP socket, host and target side alike: SO_RCVBUF and SO_SNDBUF fixed at
+ * {@value #DEFAULT_BYTES} bytes by default (system property {@code io.nvmeof.tcp.socketBufferBytes}; 0 leaves both
+ * to the kernel's autotuning). SPDK's socket layer fixes the same 2 MiB for both (its posix sock default).
+ *
+ * <p><b>Why not autotuning.</b> Linux starts a socket's receive buffer small ({@code net.ipv4.tcp_rmem}'s middle
+ * value, 128 KiB, of which about half is offered as window) and grows it with the bytes the application reads per
+ * round trip. A queue's data comes in bursts: at queue depth 128, 128 C2HData PDUs of 4 KiB answer one batch of
+ * commands, more than that window holds, so the sender is held by the receiver's window ("rwnd limited" in
+ * {@code ss -i}), which delays the burst. With BBR as the sender's congestion control (the choice of many
+ * tuned hosts, and of the machine measured; Linux's default, CUBIC, does not pace) those samples are not
+ * application-limited, BBR leaves its start-up mode for good and paces every later burst with a timer, for the
+ * rest of the connection. On loopback that cost our host against SPDK's target about a third of its IOPS at queue
+ * depth 128, in the runs where it happened (perf/README.md, "Socket buffers and BBR"). With the buffers fixed the
+ * window holds a whole burst from the first command on.
+ *
+ * <p><b>The kernel's caps.</b> Linux caps SO_RCVBUF at {@code net.core.rmem_max} and SO_SNDBUF at
+ * {@code net.core.wmem_max} (208 KiB on a stock kernel) and turns autotuning off for a buffer that was set. A buffer
+ * fixed below the asked size can hold the window smaller than autotuning would, so where a cap is lower than the size
+ * asked for, that buffer is left to the kernel and the reason is logged once.
+ *
+ * <p>The receive buffer is set on the listening socket too: an accepted socket inherits it, and the window scale
+ * its handshake offers is chosen from it.
+ */
+final class SocketBuffers {
+    private static final System.Logger LOG = System.getLogger(SocketBuffers.class.getName());
+
+    /** The size asked for by default, SPDK's (2 MiB). */
+    static final int DEFAULT_BYTES = 2 << 20;
+
+    static final String PROPERTY = "io.nvmeof.tcp.socketBufferBytes";
+
+    private static final Path RMEM_MAX = Path.of("/proc/sys/net/core/rmem_max");
+    private static final Path WMEM_MAX = Path.of("/proc/sys/net/core/wmem_max");
+    /** The warning about a cap is logged once per process, not at every connection. */
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
+
+    /** The SO_RCVBUF to set, or 0 for the kernel's autotuning. */
+    private final int receive;
+    /** The SO_SNDBUF to set, or 0 for the kernel's autotuning. */
+    private final int send;
+
+    private SocketBuffers(int receive, int send) {
+        this.receive = receive;
+        this.send = send;
+    }
+
+    /**
+     * The sizes the system property asks for, within this kernel's caps.
+     *
+     * @throws IllegalArgumentException naming the property, if it is not a byte count from 0 to 2^31-1
+     */
+    static SocketBuffers fromSystem() {
+        int bytes = parse(System.getProperty(PROPERTY));
+        return of(bytes, readCap(RMEM_MAX), readCap(WMEM_MAX));
+    }
+
+    /**
+     * @param bytes   the size asked for, 0 for autotuning
+     * @param rmemMax the kernel's cap on SO_RCVBUF ({@code net.core.rmem_max}), or -1 where it cannot be read
+     * @param wmemMax the kernel's cap on SO_SNDBUF, or -1
+     */
+    static SocketBuffers of(int bytes, long rmemMax, long wmemMax) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException(
+                    PROPERTY + " must be 0 (the kernel's autotuning) or a byte count, not " + bytes);
+        }
+        int receive = fits(bytes, rmemMax) ? bytes : 0;
+        int send = fits(bytes, wmemMax) ? bytes : 0;
+        if (bytes > 0 && (receive == 0 || send == 0)) {
+            warnOnce(bytes, rmemMax, wmemMax);
+        }
+        return new SocketBuffers(receive, send);
+    }
+
+    /** The SO_RCVBUF set on each socket, 0 if autotuned. */
+    int receive() {
+        return receive;
+    }
+
+    /** The SO_SNDBUF set on each socket, 0 if autotuned. */
+    int send() {
+        return send;
+    }
+
+    /** A host connection's options. */
+    void applyTo(Bootstrap b) {
+        if (receive > 0) {
+            b.option(ChannelOption.SO_RCVBUF, receive);
+        }
+        if (send > 0) {
+            b.option(ChannelOption.SO_SNDBUF, send);
+        }
+    }
+
+    /** A listener's options: the receive buffer on the listening socket and on each accepted one, the send buffer. */
+    void applyTo(ServerBootstrap b) {
+        if (receive > 0) {
+            b.option(ChannelOption.SO_RCVBUF, receive);
+            b.childOption(ChannelOption.SO_RCVBUF, receive);
+        }
+        if (send > 0) {
+            b.childOption(ChannelOption.SO_SNDBUF, send);
+        }
+    }
+
+    private static boolean fits(int bytes, long cap) {
+        return cap < 0 || bytes <= cap;
+    }
+
+    private static void warnOnce(int bytes, long rmemMax, long wmemMax) {
+        if (!WARNED.compareAndSet(false, true)) {
+            return;
+        }
+        StringBuilder caps = new StringBuilder();
+        if (!fits(bytes, rmemMax)) {
+            caps.append("net.core.rmem_max is ").append(rmemMax);
+        }
+        if (!fits(bytes, wmemMax)) {
+            caps.append(caps.length() > 0 ? " and " : "")
+                    .append("net.core.wmem_max is ")
+                    .append(wmemMax);
+        }
+        LOG.log(
+                System.Logger.Level.WARNING,
+                "NVMe/TCP sockets keep the kernel's autotuned buffers where it caps them: " + PROPERTY + " asks for "
+                        + bytes + " bytes but " + caps + " (raise them to at least " + bytes
+                        + " with sysctl -w, or set "
+                        + PROPERTY + "=0 to leave every buffer to the kernel)");
+    }
+
+    static int parse(String value) {
+        if (value == null) {
+            return DEFAULT_BYTES;
+        }
+        try {
+            return Integer.parseInt(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                    PROPERTY + " must be 0 (the kernel's autotuning) or a byte count, not '" + value + "'");
+        }
+    }
+
+    /** A {@code /proc/sys} value, or -1 where there is none (not Linux, or not readable). */
+    private static long readCap(Path file) {
+        try {
+            return Long.parseLong(Files.readString(file).trim());
+        } catch (IOException | NumberFormatException | SecurityException e) {
+            return -1;
+        }
+    }
+}
