@@ -6,6 +6,7 @@ import io.netty.channel.ChannelOption;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -40,8 +41,8 @@ final class SocketBuffers {
 
     static final String PROPERTY = "io.nvmeof.tcp.socketBufferBytes";
 
-    private static final Path RMEM_MAX = Path.of("/proc/sys/net/core/rmem_max");
-    private static final Path WMEM_MAX = Path.of("/proc/sys/net/core/wmem_max");
+    static final Path RMEM_MAX = Path.of("/proc/sys/net/core/rmem_max");
+    static final Path WMEM_MAX = Path.of("/proc/sys/net/core/wmem_max");
     /** The warning about a cap is logged once per process, not at every connection. */
     private static final AtomicBoolean WARNED = new AtomicBoolean();
 
@@ -151,10 +152,14 @@ final class SocketBuffers {
         }
     }
 
-    /** A {@code /proc/sys} value, or -1 where there is none (not Linux, or not readable). */
-    private static long readCap(Path file) {
+    /**
+     * A {@code /proc/sys} value, or -1 where there is none (not Linux, or not readable). Read by lines: JDK 17's
+     * {@code Files.readString} returns only the first byte of a {@code /proc} file, whose size is reported as 0.
+     */
+    static long readCap(Path file) {
         try {
-            return Long.parseLong(Files.readString(file).trim());
+            List<String> lines = Files.readAllLines(file);
+            return lines.isEmpty() ? -1 : Long.parseLong(lines.get(0).trim());
         } catch (IOException | NumberFormatException | SecurityException e) {
             return -1;
         }

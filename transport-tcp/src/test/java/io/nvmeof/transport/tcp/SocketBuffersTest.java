@@ -15,9 +15,11 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Scanner;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -70,6 +72,19 @@ class SocketBuffersTest {
                 text.getMessage());
         assertEquals(SocketBuffers.DEFAULT_BYTES, SocketBuffers.parse(null));
         assertEquals(0, SocketBuffers.parse(" 0 "));
+    }
+
+    @Test
+    void theKernelsCapsAreReadWhole() throws Exception {
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "/proc/sys is Linux's");
+        for (Path cap : List.of(SocketBuffers.RMEM_MAX, SocketBuffers.WMEM_MAX)) {
+            long expected;
+            try (Scanner in = new Scanner(cap.toFile(), StandardCharsets.US_ASCII)) {
+                expected = in.nextLong();
+            }
+            assertEquals(expected, SocketBuffers.readCap(cap), cap.toString());
+        }
+        assertEquals(-1, SocketBuffers.readCap(Path.of("/proc/sys/net/core/no_such_value")));
     }
 
     /**
