@@ -54,6 +54,7 @@ trap stop_target EXIT
 start_target() { # MODE
   local flags=()
   [ "$1" = busy ] && flags=(--busy-poll)
+  rm -f "$OUT/target-$1.log" # wait_listening must not find the line of an earlier start
   # shellcheck disable=SC2046
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) ${TARGET_JAVA_OPTS:-} -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$NQN" \

@@ -110,6 +110,7 @@ ROWS=()
 for tr in $TRANSPORTS; do
   flags=()
   [ "$MODE" = busy ] && flags=(--busy-poll)
+  rm -f "$OUT/$tr-target.log" # wait_listening must not find the line of an earlier start
   # shellcheck disable=SC2046,SC2086
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -XX:NativeMemoryTracking=summary ${TARGET_JAVA_OPTS:-} -cp "$TARGET_CP" \
     io.nvmeof.target.daemon.TargetDaemon --listen "$tr://$ADDR:$PORT" --nqn "$NQN" --no-rpc \

@@ -142,6 +142,7 @@ jit_log() { echo "-Xlog:jit+compilation=debug:file=$1:timemillis"; }
 start_ours() { # NAME: our target on TARGET_CPU, our perf on PERF_CPU; returns once both I/O threads exist
   local name=$1 flags=() hipri=()
   [ "$MODE" = busy ] && flags=(--busy-poll) hipri=(--hipri)
+  rm -f "$OUT/$name-target.log" # wait_listening must not find the line of an earlier start
   # shellcheck disable=SC2046
   (exec taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) "$(jit_log "$OUT/$name-target-jit.log")" \
     -cp "$JAR:$ROOT/perf/build/lib/*" \

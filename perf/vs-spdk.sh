@@ -223,6 +223,9 @@ REVERSED_MODES=$(echo "$MODES" | tr ' ' '\n' | tac | tr '\n' ' ')
 DIRS=()
 for round in $(seq "$ROUNDS"); do
   RD=$OUT/r$round
+  # A round's directory starts empty: an earlier run's target log would satisfy wait_listening before this target
+  # listens, and an earlier run's figures would stand in for a cell that failed.
+  rm -rf "$RD"
   mkdir -p "$RD"
   DIRS+=("$RD")
   cut -d' ' -f1-3 /proc/loadavg > "$RD/load-start.txt"
