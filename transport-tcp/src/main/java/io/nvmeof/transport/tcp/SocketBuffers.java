@@ -10,9 +10,12 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The kernel buffer sizes of every NVMe/TCP socket, host and target side alike: SO_RCVBUF and SO_SNDBUF fixed at
- * {@value #DEFAULT_BYTES} bytes by default (system property {@code io.nvmeof.tcp.socketBufferBytes}; 0 leaves both
- * to the kernel's autotuning). SPDK's socket layer fixes the same 2 MiB for both (its posix sock default).
+ * The kernel buffer sizes of NVMe/TCP sockets, SO_RCVBUF and SO_SNDBUF. A host queue's socket has them fixed at
+ * {@value #HOST_DEFAULT} bytes by default (system property {@code io.nvmeof.tcp.socketBufferBytes}; 0 leaves both to
+ * the kernel's autotuning), the size SPDK's socket layer sets (its posix sock default). A target's sockets keep the
+ * kernel's autotuning by default ({@code io.nvmeof.tcp.targetSocketBufferBytes}, 0): fixed 2 MiB there made
+ * SPDK's perf write into our target more slowly in 6 of 6 alternated pairs (2–23 %) and did not change its reads
+ * measurably (perf/README.md, "Socket buffers and BBR").
  *
  * <p><b>Why not autotuning.</b> Linux starts a socket's receive buffer small ({@code net.ipv4.tcp_rmem}'s middle
  * value, 128 KiB, of which about half is offered as window) and grows it with the bytes the application reads per
@@ -36,10 +39,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class SocketBuffers {
     private static final System.Logger LOG = System.getLogger(SocketBuffers.class.getName());
 
-    /** The size asked for by default, SPDK's (2 MiB). */
-    static final int DEFAULT_BYTES = 2 << 20;
+    /** A host queue's buffers: the size asked for by default, SPDK's (2 MiB). */
+    static final int HOST_DEFAULT = 2 << 20;
 
-    static final String PROPERTY = "io.nvmeof.tcp.socketBufferBytes";
+    static final String HOST_PROPERTY = "io.nvmeof.tcp.socketBufferBytes";
+
+    /** A target's buffers: the kernel's autotuning by default. */
+    static final int TARGET_DEFAULT = 0;
+
+    static final String TARGET_PROPERTY = "io.nvmeof.tcp.targetSocketBufferBytes";
 
     static final Path RMEM_MAX = Path.of("/proc/sys/net/core/rmem_max");
     static final Path WMEM_MAX = Path.of("/proc/sys/net/core/wmem_max");
@@ -57,29 +65,43 @@ final class SocketBuffers {
     }
 
     /**
-     * The sizes the system property asks for, within this kernel's caps.
+     * A host queue's sizes, from {@code io.nvmeof.tcp.socketBufferBytes}, within this kernel's caps.
      *
      * @throws IllegalArgumentException naming the property, if it is not a byte count from 0 to 2^31-1
      */
-    static SocketBuffers fromSystem() {
-        int bytes = parse(System.getProperty(PROPERTY));
-        return of(bytes, readCap(RMEM_MAX), readCap(WMEM_MAX));
+    static SocketBuffers forHost() {
+        return fromSystem(HOST_PROPERTY, HOST_DEFAULT);
     }
 
     /**
-     * @param bytes   the size asked for, 0 for autotuning
-     * @param rmemMax the kernel's cap on SO_RCVBUF ({@code net.core.rmem_max}), or -1 where it cannot be read
-     * @param wmemMax the kernel's cap on SO_SNDBUF, or -1
+     * A target's sizes, from {@code io.nvmeof.tcp.targetSocketBufferBytes}, within this kernel's caps.
+     *
+     * @throws IllegalArgumentException naming the property, if it is not a byte count from 0 to 2^31-1
      */
-    static SocketBuffers of(int bytes, long rmemMax, long wmemMax) {
+    static SocketBuffers forTarget() {
+        return fromSystem(TARGET_PROPERTY, TARGET_DEFAULT);
+    }
+
+    private static SocketBuffers fromSystem(String property, int defaultBytes) {
+        int bytes = parse(property, System.getProperty(property), defaultBytes);
+        return of(property, bytes, readCap(RMEM_MAX), readCap(WMEM_MAX));
+    }
+
+    /**
+     * @param property the system property that asked for the size, named in messages
+     * @param bytes    the size asked for, 0 for autotuning
+     * @param rmemMax  the kernel's cap on SO_RCVBUF ({@code net.core.rmem_max}), or -1 where it cannot be read
+     * @param wmemMax  the kernel's cap on SO_SNDBUF, or -1
+     */
+    static SocketBuffers of(String property, int bytes, long rmemMax, long wmemMax) {
         if (bytes < 0) {
             throw new IllegalArgumentException(
-                    PROPERTY + " must be 0 (the kernel's autotuning) or a byte count, not " + bytes);
+                    property + " must be 0 (the kernel's autotuning) or a byte count, not " + bytes);
         }
         int receive = fits(bytes, rmemMax) ? bytes : 0;
         int send = fits(bytes, wmemMax) ? bytes : 0;
         if (bytes > 0 && (receive == 0 || send == 0)) {
-            warnOnce(bytes, rmemMax, wmemMax);
+            warnOnce(property, bytes, rmemMax, wmemMax);
         }
         return new SocketBuffers(receive, send);
     }
@@ -119,7 +141,7 @@ final class SocketBuffers {
         return cap < 0 || bytes <= cap;
     }
 
-    private static void warnOnce(int bytes, long rmemMax, long wmemMax) {
+    private static void warnOnce(String property, int bytes, long rmemMax, long wmemMax) {
         if (!WARNED.compareAndSet(false, true)) {
             return;
         }
@@ -134,21 +156,21 @@ final class SocketBuffers {
         }
         LOG.log(
                 System.Logger.Level.WARNING,
-                "NVMe/TCP sockets keep the kernel's autotuned buffers where it caps them: " + PROPERTY + " asks for "
+                "NVMe/TCP sockets keep the kernel's autotuned buffers where it caps them: " + property + " asks for "
                         + bytes + " bytes but " + caps + " (raise them to at least " + bytes
                         + " with sysctl -w, or set "
-                        + PROPERTY + "=0 to leave every buffer to the kernel)");
+                        + property + "=0 to leave every buffer to the kernel)");
     }
 
-    static int parse(String value) {
+    static int parse(String property, String value, int defaultBytes) {
         if (value == null) {
-            return DEFAULT_BYTES;
+            return defaultBytes;
         }
         try {
             return Integer.parseInt(value.trim());
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException(
-                    PROPERTY + " must be 0 (the kernel's autotuning) or a byte count, not '" + value + "'");
+                    property + " must be 0 (the kernel's autotuning) or a byte count, not '" + value + "'");
         }
     }
 

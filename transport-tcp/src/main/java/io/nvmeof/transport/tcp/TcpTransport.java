@@ -59,8 +59,9 @@ public final class TcpTransport implements Transport {
 
     /**
      * The transport as ServiceLoader creates it: each listener and queue picks its engine from its {@code IoMode},
-     * and its sockets' buffer sizes from {@code io.nvmeof.tcp.socketBufferBytes} ({@link SocketBuffers}, read at each
-     * listen and connect).
+     * and its sockets' buffer sizes from {@code io.nvmeof.tcp.socketBufferBytes} (host queues) or
+     * {@code io.nvmeof.tcp.targetSocketBufferBytes} (listeners), read at each connect and listen
+     * ({@link SocketBuffers}).
      */
     public TcpTransport() {
         this(true);
@@ -73,16 +74,11 @@ public final class TcpTransport implements Transport {
 
     /**
      * @param buffers the kernel buffer sizes of every socket this transport opens or accepts; null: from the system
-     *                property at each listen and connect
+     *                properties at each connect and listen
      */
     TcpTransport(boolean allowNative, SocketBuffers buffers) {
         this.allowNative = allowNative;
         this.buffers = buffers;
-    }
-
-    /** @throws IllegalArgumentException if {@code io.nvmeof.tcp.socketBufferBytes} is not a byte count */
-    private SocketBuffers buffers() {
-        return buffers != null ? buffers : SocketBuffers.fromSystem();
     }
 
     @Override
@@ -131,7 +127,7 @@ public final class TcpTransport implements Transport {
                             installTarget(ch, options, listener, acceptor);
                         }
                     });
-            buffers().applyTo(b);
+            (buffers != null ? buffers : SocketBuffers.forTarget()).applyTo(b);
             ChannelFuture bind = b.bind(requested).awaitUninterruptibly();
             if (!bind.isSuccess()) {
                 throw bindFailure(requested, bind.cause());
@@ -214,7 +210,7 @@ public final class TcpTransport implements Transport {
                         handler[0] = TcpHostQueue.install(ch.pipeline(), options);
                     }
                 });
-        buffers().applyTo(b);
+        (buffers != null ? buffers : SocketBuffers.forHost()).applyTo(b);
         ChannelFuture connect = b.connect(options.address());
         // Netty's CONNECT_TIMEOUT_MILLIS fails the future in time; the margin only guards against a lost wake-up.
         if (!connect.awaitUninterruptibly(timeoutMillis + 2000)) {

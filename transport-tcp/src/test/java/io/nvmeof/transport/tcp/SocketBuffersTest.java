@@ -36,42 +36,52 @@ class SocketBuffersTest {
 
     @Test
     void bothBuffersAreSetWhenTheKernelAllowsTheSize() {
-        SocketBuffers b = SocketBuffers.of(2 << 20, 4 << 20, 2 << 20);
+        SocketBuffers b = SocketBuffers.of(SocketBuffers.HOST_PROPERTY, 2 << 20, 4 << 20, 2 << 20);
         assertEquals(2 << 20, b.receive());
         assertEquals(2 << 20, b.send());
     }
 
     @Test
     void aBufferTheKernelWouldCapIsLeftToAutotuning() {
-        SocketBuffers b = SocketBuffers.of(2 << 20, 212_992, 4 << 20); // a stock kernel's rmem_max
+        SocketBuffers b =
+                SocketBuffers.of(SocketBuffers.HOST_PROPERTY, 2 << 20, 212_992, 4 << 20); // a stock kernel's rmem_max
         assertEquals(0, b.receive(), "locked below the asked size, the window could be smaller than autotuning's");
         assertEquals(2 << 20, b.send());
-        SocketBuffers s = SocketBuffers.of(2 << 20, 4 << 20, 212_992);
+        SocketBuffers s = SocketBuffers.of(SocketBuffers.HOST_PROPERTY, 2 << 20, 4 << 20, 212_992);
         assertEquals(2 << 20, s.receive());
         assertEquals(0, s.send());
     }
 
     @Test
     void zeroLeavesBothToTheKernelAndUnknownCapsDoNotStopTheSetting() {
-        SocketBuffers zero = SocketBuffers.of(0, 4 << 20, 4 << 20);
+        SocketBuffers zero = SocketBuffers.of(SocketBuffers.HOST_PROPERTY, 0, 4 << 20, 4 << 20);
         assertEquals(0, zero.receive());
         assertEquals(0, zero.send());
-        SocketBuffers noProc = SocketBuffers.of(ASKED, -1, -1);
+        SocketBuffers noProc = SocketBuffers.of(SocketBuffers.HOST_PROPERTY, ASKED, -1, -1);
         assertEquals(ASKED, noProc.receive());
         assertEquals(ASKED, noProc.send());
     }
 
     @Test
     void aBadSizeIsRefusedNamingTheProperty() {
-        IllegalArgumentException negative =
-                assertThrows(IllegalArgumentException.class, () -> SocketBuffers.of(-1, -1, -1));
-        assertTrue(negative.getMessage().contains(SocketBuffers.PROPERTY), negative.getMessage());
-        IllegalArgumentException text = assertThrows(IllegalArgumentException.class, () -> SocketBuffers.parse("2m"));
+        IllegalArgumentException negative = assertThrows(
+                IllegalArgumentException.class, () -> SocketBuffers.of(SocketBuffers.HOST_PROPERTY, -1, -1, -1));
+        assertTrue(negative.getMessage().contains(SocketBuffers.HOST_PROPERTY), negative.getMessage());
+        IllegalArgumentException text = assertThrows(
+                IllegalArgumentException.class,
+                () -> SocketBuffers.parse(SocketBuffers.TARGET_PROPERTY, "2m", SocketBuffers.TARGET_DEFAULT));
         assertEquals(
-                "io.nvmeof.tcp.socketBufferBytes must be 0 (the kernel's autotuning) or a byte count, not '2m'",
+                "io.nvmeof.tcp.targetSocketBufferBytes must be 0 (the kernel's autotuning) or a byte count, not '2m'",
                 text.getMessage());
-        assertEquals(SocketBuffers.DEFAULT_BYTES, SocketBuffers.parse(null));
-        assertEquals(0, SocketBuffers.parse(" 0 "));
+        assertEquals(0, SocketBuffers.parse(SocketBuffers.HOST_PROPERTY, " 0 ", SocketBuffers.HOST_DEFAULT));
+    }
+
+    @Test
+    void hostQueuesGetSpdksTwoMebibytesAndTargetsAutotuningUnlessAsked() {
+        assertEquals(2 << 20, SocketBuffers.parse(SocketBuffers.HOST_PROPERTY, null, SocketBuffers.HOST_DEFAULT));
+        assertEquals(0, SocketBuffers.parse(SocketBuffers.TARGET_PROPERTY, null, SocketBuffers.TARGET_DEFAULT));
+        assertEquals(
+                1 << 20, SocketBuffers.parse(SocketBuffers.TARGET_PROPERTY, "1048576", SocketBuffers.TARGET_DEFAULT));
     }
 
     @Test
@@ -96,21 +106,59 @@ class SocketBuffersTest {
     @ValueSource(booleans = {true, false})
     void hostAndTargetSocketsGetTheSizeOnEitherEngine(boolean nativeIo) throws Exception {
         assumeTrue(System.getProperty("os.name").startsWith("Linux"), "socket buffers are read with Linux's ss");
-        List<long[]> fixed = buffersOfAConnection(SocketBuffers.of(ASKED, -1, -1), nativeIo);
+        List<long[]> fixed =
+                buffersOfAConnection(SocketBuffers.of(SocketBuffers.HOST_PROPERTY, ASKED, -1, -1), nativeIo);
         assertEquals(2, fixed.size(), "the host's socket and the target's");
-        for (long[] rbTb : fixed) {
-            assertEquals(2L * ASKED, rbTb[0], "receive buffer (rb)");
-            assertEquals(2L * ASKED, rbTb[1], "send buffer (tb)");
+        for (long[] socket : fixed) {
+            assertEquals(2L * ASKED, socket[1], "receive buffer (rb)");
+            assertEquals(2L * ASKED, socket[2], "send buffer (tb)");
         }
-        List<long[]> autotuned = buffersOfAConnection(SocketBuffers.of(0, -1, -1), nativeIo);
+        List<long[]> autotuned =
+                buffersOfAConnection(SocketBuffers.of(SocketBuffers.HOST_PROPERTY, 0, -1, -1), nativeIo);
         assertEquals(2, autotuned.size());
-        for (long[] rbTb : autotuned) {
-            assertNotEquals(2L * ASKED, rbTb[0], "autotuned receive buffer");
+        for (long[] socket : autotuned) {
+            assertNotEquals(2L * ASKED, socket[1], "autotuned receive buffer");
         }
     }
 
-    /** rb and tb of both ends of one host queue, after 1 MiB was written and read back over it. */
+    /**
+     * {@code new TcpTransport()} as a program gets it: the host queue's socket has 2 MiB buffers where the kernel's
+     * caps allow them (else autotuning), the target's accepted socket keeps autotuning.
+     */
+    @Test
+    void byDefaultTheHostsSocketIsFixedAndTheTargetsAutotuned() throws Exception {
+        assumeTrue(System.getProperty("os.name").startsWith("Linux"), "socket buffers are read with Linux's ss");
+        assumeTrue(System.getProperty(SocketBuffers.HOST_PROPERTY) == null, "the default, not a set property");
+        assumeTrue(System.getProperty(SocketBuffers.TARGET_PROPERTY) == null, "the default, not a set property");
+        long locked = 2L * SocketBuffers.HOST_DEFAULT;
+        boolean allowed = SocketBuffers.readCap(SocketBuffers.RMEM_MAX) >= SocketBuffers.HOST_DEFAULT
+                && SocketBuffers.readCap(SocketBuffers.WMEM_MAX) >= SocketBuffers.HOST_DEFAULT;
+        int[] listenerPort = new int[1];
+        List<long[]> sockets = buffersOfAConnection(null, true, listenerPort);
+        assertEquals(2, sockets.size(), "the host's socket and the target's");
+        for (long[] socket : sockets) {
+            boolean target = socket[0] == listenerPort[0];
+            if (target || !allowed) {
+                assertNotEquals(locked, socket[1], (target ? "target" : "host") + ": autotuned receive buffer");
+            } else {
+                assertEquals(locked, socket[1], "host: receive buffer (rb)");
+                assertEquals(locked, socket[2], "host: send buffer (tb)");
+            }
+        }
+    }
+
     private static List<long[]> buffersOfAConnection(SocketBuffers buffers, boolean nativeIo) throws Exception {
+        return buffersOfAConnection(buffers, nativeIo, new int[1]);
+    }
+
+    /**
+     * {local port, rb, tb} of both ends of one host queue, after 1 MiB was written and read back over it.
+     *
+     * @param buffers      null: the transport's defaults
+     * @param listenerPort gets the listener's port
+     */
+    private static List<long[]> buffersOfAConnection(SocketBuffers buffers, boolean nativeIo, int[] listenerPort)
+            throws Exception {
         ByteBuffer ram = ByteBuffer.allocateDirect(2 << 20).order(ByteOrder.LITTLE_ENDIAN);
         TcpTransport transport = new TcpTransport(nativeIo, buffers);
         ListenerOptions options = new ListenerOptions(new InetSocketAddress("127.0.0.1", 0), 1, 128, 16384, 2, false);
@@ -127,7 +175,8 @@ class SocketBuffersTest {
             TestCommand r = new TestCommand(0x02, 2).data(data, 0, 1 << 20);
             r.sqe.slba(0).nlb((1 << 20) / RamCore.BLOCK - 1);
             run(q, r);
-            return skmem(l.localAddress().getPort());
+            listenerPort[0] = l.localAddress().getPort();
+            return skmem(listenerPort[0]);
         }
     }
 
@@ -137,9 +186,11 @@ class SocketBuffersTest {
         assertEquals(0, c.status, "status of CID " + c.sqe.cid());
     }
 
-    private static final Pattern SKMEM = Pattern.compile("skmem:\\(r\\d+,rb(\\d+),t\\d+,tb(\\d+),");
+    /** One socket of {@code ss -tmnH state established}: local and peer address, then its skmem on the next line. */
+    private static final Pattern SKMEM =
+            Pattern.compile("\\S+:(\\d+)\\s+\\S+:\\d+\\s+skmem:\\(r\\d+,rb(\\d+),t\\d+,tb(\\d+),");
 
-    /** {rb, tb} of each established loopback socket to or from the port, by {@code ss -tmn}. */
+    /** {local port, rb, tb} of each established loopback socket to or from the port, by {@code ss -tmn}. */
     private static List<long[]> skmem(int port) throws IOException, InterruptedException {
         Process p;
         try {
@@ -155,7 +206,7 @@ class SocketBuffersTest {
         List<long[]> found = new ArrayList<>();
         Matcher m = SKMEM.matcher(out);
         while (m.find()) {
-            found.add(new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
+            found.add(new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3))});
         }
         return found;
     }
