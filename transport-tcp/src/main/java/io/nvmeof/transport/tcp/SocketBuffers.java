@@ -14,10 +14,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@value #HOST_DEFAULT} bytes by default (system property {@code io.nvmeof.tcp.socketBufferBytes}; 0 leaves both to
  * the kernel's autotuning), the size SPDK's socket layer sets (its posix sock default). A target's sockets keep the
  * kernel's autotuning by default ({@code io.nvmeof.tcp.targetSocketBufferBytes}, 0): fixed 2 MiB there made
- * SPDK's perf write into our target more slowly in 6 of 6 alternated pairs (2–23 %) and did not change its reads
+ * SPDK's perf write into our target more slowly in 6 of 6 alternated pairs (1–23 %) and did not change its reads
  * measurably (perf/README.md, "Socket buffers and BBR").
  *
- * <p><b>Why not autotuning.</b> Linux starts a socket's receive buffer small ({@code net.ipv4.tcp_rmem}'s middle
+ * <p><b>Why fixed on the host.</b> Linux starts a socket's receive buffer small ({@code net.ipv4.tcp_rmem}'s middle
  * value, 128 KiB, of which about half is offered as window) and grows it with the bytes the application reads per
  * round trip. A queue's data comes in bursts: at queue depth 128, 128 C2HData PDUs of 4 KiB answer one batch of
  * commands, more than that window holds, so the sender is held by the receiver's window ("rwnd limited" in
@@ -33,8 +33,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * fixed below the asked size can hold the window smaller than autotuning would, so where a cap is lower than the size
  * asked for, that buffer is left to the kernel and the reason is logged once.
  *
- * <p>The receive buffer is set on the listening socket too: an accepted socket inherits it, and the window scale
- * its handshake offers is chosen from it.
+ * <p>A target's receive buffer, when set, goes on the listening socket too: an accepted socket inherits it, and the
+ * window scale its handshake offers is chosen from it.
  */
 final class SocketBuffers {
     private static final System.Logger LOG = System.getLogger(SocketBuffers.class.getName());
