@@ -11,6 +11,7 @@
 #
 # Setups (VARIANTS, in this order each round):
 #   spdk  spdk_nvme_perf -> SPDK's nvmf_tgt (malloc bdev)           (needs SPDK_DIR)
+#   os    our perf --hipri -> SPDK's nvmf_tgt                        (needs SPDK_DIR)
 #   ours  spdk_nvme_perf -> our target --busy-poll                  (needs SPDK_DIR)
 #   oo    our perf --hipri -> our target --busy-poll
 # 4 KiB randread at queue depth 1, target on core TARGET_CPU (1), initiator on core PERF_CPU (0), loopback, 1 GiB
@@ -19,7 +20,8 @@
 #
 # Knobs: ROUNDS (4), RUNTIME (6 s), RAMP (2 s for spdk_nvme_perf, OUR_RAMP 10 s for our perf: its JIT), VARIANTS,
 # TARGET_CPU, PERF_CPU, PORT (4432, ours), SPDK_PORT (4420), SPDK_TGT_OPTS / SPDK_PERF_OPTS (as in vs-spdk.sh).
-# Prints a Markdown table (OUTDIR/results.md): p50, p99 and mean per setup and round, and p50 ratios to spdk.
+# Prints a Markdown table (OUTDIR/results.md): p50, p99 and mean per setup and round, p50 ratios to spdk and their
+# median over the rounds.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bin/lib.sh
@@ -38,12 +40,12 @@ SPDK_NQN=nqn.2016-06.io.spdk:cnode1
 # shellcheck source=perf/bench-lib.sh
 . "$ROOT/perf/bench-lib.sh"
 if [ -n "${SPDK_DIR:-}" ]; then
-  VARIANTS=${VARIANTS:-spdk ours oo}
+  VARIANTS=${VARIANTS:-spdk os ours oo}
   require_spdk_tree qd1-interleaved.sh
 else
   VARIANTS=${VARIANTS:-oo}
-  case " $VARIANTS " in *" spdk "* | *" ours "*)
-    echo "qd1-interleaved.sh: the spdk and ours setups run spdk_nvme_perf: set SPDK_DIR to a built SPDK tree" >&2; exit 2 ;;
+  case " $VARIANTS " in *" spdk "* | *" ours "* | *" os "*)
+    echo "qd1-interleaved.sh: the spdk, os and ours setups need SPDK's tools: set SPDK_DIR to a built SPDK tree" >&2; exit 2 ;;
   esac
 fi
 command -v python3 >/dev/null || { echo "qd1-interleaved.sh: python3 is needed" >&2; exit 1; }
@@ -70,6 +72,13 @@ spdk_perf() { # PORT NQN OUTFILE
     || echo "qd1-interleaved.sh: spdk_nvme_perf failed, see $3" >&2
 }
 
+our_perf() { # PORT NQN OUTFILE.json
+  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "nvme+tcp://127.0.0.1:$1/$2" --hipri \
+    --rw=randread --bs=4096 --iodepth=1 --runtime="$RUNTIME" --ramp_time="$OUR_RAMP" \
+    --percentile_list=50:99 --output-format=json --output="$3" 2> "${3%.json}.stderr" \
+    || echo "qd1-interleaved.sh: our perf failed, see ${3%.json}.stderr" >&2
+}
+
 for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
     echo "qd1-interleaved.sh: round $r, $v" >&2
@@ -80,24 +89,25 @@ for r in $(seq 1 "$ROUNDS"); do
       ours)
         start_ours "$OUT/target-ours-r$r.log"
         spdk_perf "$PORT" "$OUR_NQN" "$OUT/ours-r$r.txt" ;;
+      os)
+        start_spdk_target "$OUT/target-os-r$r.log" "$OUT/spdk.sock" qd1-interleaved.sh
+        our_perf "$SPDK_PORT" "$SPDK_NQN" "$OUT/os-r$r.json" ;;
       oo)
         start_ours "$OUT/target-oo-r$r.log"
-        taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "nvme+tcp://127.0.0.1:$PORT/$OUR_NQN" --hipri \
-          --rw=randread --bs=4096 --iodepth=1 --runtime="$RUNTIME" --ramp_time="$OUR_RAMP" \
-          --percentile_list=50:99 --output-format=json --output="$OUT/oo-r$r.json" 2> "$OUT/oo-r$r.stderr" \
-          || echo "qd1-interleaved.sh: our perf failed, see $OUT/oo-r$r.stderr" >&2 ;;
-      *) echo "qd1-interleaved.sh: unknown setup $v (spdk, ours, oo)" >&2; exit 2 ;;
+        our_perf "$PORT" "$OUR_NQN" "$OUT/oo-r$r.json" ;;
+      *) echo "qd1-interleaved.sh: unknown setup $v (spdk, os, ours, oo)" >&2; exit 2 ;;
     esac
     stop_target
   done
 done
 
 ROUNDS="$ROUNDS" VARIANTS="$VARIANTS" python3 - "$OUT" <<'EOF' | tee "$OUT/results.md"
-import json, os, re, sys
+import json, os, re, statistics, sys
 out = sys.argv[1]
 rounds = int(os.environ["ROUNDS"])
 variants = os.environ["VARIANTS"].split()
-names = {"spdk": "SPDK perf→SPDK", "ours": "SPDK perf→ours (busy)", "oo": "ours→ours (hipri, busy)"}
+names = {"spdk": "SPDK perf→SPDK", "os": "our perf (hipri)→SPDK", "ours": "SPDK perf→ours (busy)",
+         "oo": "ours→ours (hipri, busy)"}
 
 def spdk_txt(path):  # spdk_nvme_perf -L: "Total" line (mean in us) and the summary percentiles
     try:
@@ -119,12 +129,15 @@ def ours_json(path):
     return {"mean": c["mean"] / 1e3, "p50": c["percentile"]["50.000000"] / 1e3, "p99": c["percentile"]["99.000000"] / 1e3}
 
 def get(v, r):
-    return ours_json(os.path.join(out, "oo-r%d.json" % r)) if v == "oo" else spdk_txt(os.path.join(out, "%s-r%d.txt" % (v, r)))
+    if v in ("oo", "os"):
+        return ours_json(os.path.join(out, "%s-r%d.json" % (v, r)))
+    return spdk_txt(os.path.join(out, "%s-r%d.txt" % (v, r)))
 
 print("4 KiB randread QD1, setups interleaved each round (p50 / p99 / mean, µs); ratio = p50 / SPDK perf→SPDK's "
       "p50 in the same round.\n")
 print("| round | " + " | ".join(names[v] for v in variants) + " |")
 print("|---|" + "---|" * len(variants))
+ratios = {v: [] for v in variants}
 for r in range(1, rounds + 1):
     base = get("spdk", r) if "spdk" in variants else None
     cells = []
@@ -136,6 +149,11 @@ for r in range(1, rounds + 1):
         s = "%.2f / %.2f / %.2f" % (x["p50"], x["p99"], x["mean"])
         if base and v != "spdk":
             s += " (**%.2f×**)" % (x["p50"] / base["p50"])
+            ratios[v].append(x["p50"] / base["p50"])
         cells.append(s)
     print("| %d | %s |" % (r, " | ".join(cells)))
+if "spdk" in variants:
+    print("| median ratio | " + " | ".join(
+        "-" if v == "spdk" else ("**%.2f×**" % statistics.median(ratios[v]) if ratios[v] else "failed")
+        for v in variants) + " |")
 EOF
