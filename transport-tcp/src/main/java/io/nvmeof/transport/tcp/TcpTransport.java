@@ -101,14 +101,14 @@ public final class TcpTransport implements Transport {
         boolean busy = options.ioMode().busyPoll();
         Class<? extends ServerChannel> channelClass = engine.serverChannel();
         String tag = requested.getPort() == 0 ? "any" : Integer.toString(requested.getPort());
-        // Accepting never polls. The I/O threads poll briefly after each event (the IdlePolicy, see IoEngine.factory),
-        // or spin when asked to busy-poll, and then there is one per two cores by default (each spins a core; Netty's
-        // default of two per core would starve the machine).
+        // Accepting never polls. The I/O threads poll for the IdlePolicy's window after each event (IoEngine.factory),
+        // so under load they never sleep: one per core, not Netty's default of two, which put two polling threads on
+        // each core (writes into a target pinned to one core: +5 % on the medians with one, perf/README.md). When
+        // asked to busy-poll they spin without end, and then there is one per two cores.
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(
                 1, new EventLoopThreads("nvme-tcp-accept-" + tag), engine.sleepingFactory());
-        int threads = options.ioThreads() > 0
-                ? options.ioThreads()
-                : busy ? Math.max(1, NettyRuntime.availableProcessors() / 2) : 0;
+        int cores = NettyRuntime.availableProcessors();
+        int threads = options.ioThreads() > 0 ? options.ioThreads() : busy ? Math.max(1, cores / 2) : cores;
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
                 threads, new EventLoopThreads("nvme-tcp-io-" + tag), engine.factory(busy));
         ChannelGroup connections = new DefaultChannelGroup("nvme-tcp-" + tag, ImmediateEventExecutor.INSTANCE);

@@ -15,6 +15,7 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -211,6 +212,37 @@ class TcpTransportTest {
                 before,
                 threads("nvme-tcp-accept-" + port) + threads("nvme-tcp-io-" + port),
                 "the failed listener left threads behind");
+    }
+
+    /**
+     * Without {@code ioThreads}, a listener in the default mode has one I/O thread per core. Its threads poll for the
+     * idle policy's window after every event, so under load none sleeps; Netty's default of two per core put two
+     * polling threads on each core. Netty starts a loop's thread when the first connection lands on it, so twice as
+     * many connections as cores start every thread there is.
+     */
+    @Test
+    void defaultModeListenerHasOneIoThreadPerCore() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        ListenerOptions options = new ListenerOptions(new InetSocketAddress("127.0.0.1", port), 7, 128, 16384, 0, true);
+        TargetListener l = new TcpTransport(true).listen(options, channel -> new FakeCore().accept(channel));
+        listeners.add(l);
+        int cores = Runtime.getRuntime().availableProcessors();
+        List<Host> hosts = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2 * cores; i++) {
+                Host h = new Host(l.localAddress());
+                hosts.add(h);
+                h.connect(); // answered on its loop: that loop's thread runs
+            }
+            assertEquals(cores, threads("nvme-tcp-io-" + port), "I/O threads of a default-mode listener");
+        } finally {
+            for (Host h : hosts) {
+                h.close();
+            }
+        }
     }
 
     @Test
