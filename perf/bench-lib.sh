@@ -2,7 +2,8 @@
 # qd1-interleaved.sh) share: the target they measure, started, waited for and stopped the same way, and the check
 # of a hand-built SPDK tree. Sourced, not run.
 #
-# The caller sets TARGET_CPU, and for SPDK's target SPDK_DIR, SPDK_NQN, SPDK_PORT and SPDK_TGT_OPTS (may be empty).
+# The caller sets TARGET_CPU, and for SPDK's target SPDK_DIR, SPDK_NQN, SPDK_PORT and SPDK_TGT_OPTS (may be empty);
+# for fill_namespace ROOT, PERF_CPU and FILL_SECONDS.
 # TPID is the pid of the running target, empty when none.
 
 TPID=
@@ -29,6 +30,20 @@ stop_target() {
     wait "$TPID" 2>/dev/null || true
     TPID=
   fi
+}
+
+# fill_namespace URI JSON WHO: writes the whole 1 GiB namespace once with our perf tool (128 KiB writes at queue depth 8,
+# read back with --verify) so that reads are of real memory: SPDK's malloc bdev, and our target, hold real memory,
+# but a block never written costs differently (our target reads it from one shared zero buffer; SPDK's memory not yet
+# touched takes a page fault on this VM, see perf/README.md). Says as WHO how much it wrote.
+fill_namespace() {
+  local uri=$1 json=$2 who=$3
+  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$uri" --rw=write --bs=128k --iodepth=8 --size=1g \
+    --verify=crc32c --runtime="$FILL_SECONDS" --ramp_time=0 --output-format=json --output="$json" \
+    2> "${json%.json}.stderr" || true
+  python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['jobs'][0]['write']['io_bytes']; \
+print('%s: fill wrote %.2f GiB%s' % (sys.argv[2], b/2**30, '' if b >= 2**30 else ' (LESS than the namespace: raise FILL_SECONDS)'), file=sys.stderr)" \
+    "$json" "$who" || true
 }
 
 # wait_listening LOG WHO: waits up to 60 s for our target daemon (TPID) to log "listening on" in LOG; if it exits or

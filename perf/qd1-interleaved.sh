@@ -15,11 +15,14 @@
 #   ours  spdk_nvme_perf -> our target --busy-poll                  (needs SPDK_DIR)
 #   oo    our perf --hipri -> our target --busy-poll
 # 4 KiB randread at queue depth 1, target on core TARGET_CPU (1), initiator on core PERF_CPU (0), loopback, 1 GiB
-# RAM namespace, digests off, as in vs-spdk.sh. The namespaces are not filled: at QD1 a read costs the same from
-# real or unwritten memory within the noise (a single 4 KiB copy), and a fill per round would double the run time.
+# RAM namespace (ours preallocated), digests off, as in vs-spdk.sh. Every target's namespace is written once before it
+# is measured (fill_namespace), as in vs-spdk.sh: on this VM a read of SPDK's malloc bdev memory never touched takes a
+# page fault, which put SPDK->SPDK's QD1 p50 at 34-40 us against 22 us filled, while our target reads unwritten blocks
+# from one shared zero buffer (perf/README.md, 2026-11-27 22:02-23:10 UTC).
 #
 # Knobs: ROUNDS (4), RUNTIME (6 s), RAMP (2 s for spdk_nvme_perf, OUR_RAMP 10 s for our perf: its JIT), VARIANTS,
-# TARGET_CPU, PERF_CPU, PORT (4432, ours), SPDK_PORT (4420), SPDK_TGT_OPTS / SPDK_PERF_OPTS (as in vs-spdk.sh).
+# TARGET_CPU, PERF_CPU, PORT (4432, ours), SPDK_PORT (4420), SPDK_TGT_OPTS / SPDK_PERF_OPTS (as in vs-spdk.sh),
+# FILL_SECONDS (120: the most a fill may take).
 # Prints a Markdown table (OUTDIR/results.md): p50, p99 and mean per setup and round, p50 ratios to spdk and their
 # median over the rounds.
 set -euo pipefail
@@ -35,6 +38,7 @@ TARGET_CPU=${TARGET_CPU:-1}
 PERF_CPU=${PERF_CPU:-0}
 PORT=${PORT:-4432}
 SPDK_PORT=${SPDK_PORT:-4420}
+FILL_SECONDS=${FILL_SECONDS:-120}
 OUR_NQN=nqn.2024-01.io.nvmeof:qd1-interleaved
 SPDK_NQN=nqn.2016-06.io.spdk:cnode1
 # shellcheck source=perf/bench-lib.sh
@@ -59,9 +63,15 @@ start_ours() { # LOG
   # shellcheck disable=SC2046
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
     io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$OUR_NQN" \
-    --namespace size=1g,bs=4096 --memory-budget 2g --busy-poll > "$1" 2>&1 &
+    --namespace size=1g,bs=4096,prealloc --memory-budget 2g --busy-poll > "$1" 2>&1 &
   TPID=$!
   wait_listening "$1" qd1-interleaved.sh
+  fill_namespace "nvme+tcp://127.0.0.1:$PORT/$OUR_NQN" "${1%.log}-fill.json" qd1-interleaved.sh
+}
+
+start_spdk() { # LOG
+  start_spdk_target "$1" "$OUT/spdk.sock" qd1-interleaved.sh
+  fill_namespace "nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN" "${1%.log}-fill.json" qd1-interleaved.sh
 }
 
 spdk_perf() { # PORT NQN OUTFILE
@@ -84,13 +94,13 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "qd1-interleaved.sh: round $r, $v" >&2
     case $v in
       spdk)
-        start_spdk_target "$OUT/target-spdk-r$r.log" "$OUT/spdk.sock" qd1-interleaved.sh
+        start_spdk "$OUT/target-spdk-r$r.log"
         spdk_perf "$SPDK_PORT" "$SPDK_NQN" "$OUT/spdk-r$r.txt" ;;
       ours)
         start_ours "$OUT/target-ours-r$r.log"
         spdk_perf "$PORT" "$OUR_NQN" "$OUT/ours-r$r.txt" ;;
       os)
-        start_spdk_target "$OUT/target-os-r$r.log" "$OUT/spdk.sock" qd1-interleaved.sh
+        start_spdk "$OUT/target-os-r$r.log"
         our_perf "$SPDK_PORT" "$SPDK_NQN" "$OUT/os-r$r.json" ;;
       oo)
         start_ours "$OUT/target-oo-r$r.log"

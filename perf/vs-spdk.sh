@@ -187,14 +187,7 @@ spdk_perf() { # NAME PORT NQN CELL
     || echo "vs-spdk.sh: $1 failed, see $RD/$1.txt" >&2
 }
 
-fill_ours() { # URI: write the whole namespace once (and read it back: --verify) so reads are of real memory
-  taskset -c "$PERF_CPU" "$ROOT/bin/nvmeof-perf" --target "$1" --rw=write --bs=128k --iodepth=8 --size=1g \
-    --verify=crc32c --runtime="$FILL_SECONDS" --ramp_time=0 --output-format=json --output="$RD/fill.json" \
-    2> "$RD/fill.stderr" || true
-  python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['jobs'][0]['write']['io_bytes']; \
-print('vs-spdk.sh: fill wrote %.2f GiB%s' % (b/2**30, '' if b >= 2**30 else ' (LESS than the namespace: raise FILL_SECONDS)'), file=sys.stderr)" \
-    "$RD/fill.json" || true
-}
+fill_ours() { fill_namespace "$1" "$RD/fill.json" vs-spdk.sh; } # URI
 
 OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN$QUERY"
 SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN$QUERY"
