@@ -17,6 +17,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -223,7 +224,7 @@ class TcpTransportTest {
     @Test
     void defaultModeListenerHasOneIoThreadPerCore() throws Exception {
         int port;
-        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = probe.getLocalPort();
         }
         ListenerOptions options = new ListenerOptions(new InetSocketAddress("127.0.0.1", port), 7, 128, 16384, 0, true);
