@@ -187,13 +187,13 @@ spdk_perf() { # NAME PORT NQN CELL
     || echo "vs-spdk.sh: $1 failed, see $RD/$1.txt" >&2
 }
 
-fill_ours() { fill_namespace "$1" "$RD/fill.json" vs-spdk.sh; } # URI
+fill_target() { fill_namespace "$1" "$RD/fill.json" vs-spdk.sh; } # URI: ours or SPDK's
 
 OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN$QUERY"
 SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN$QUERY"
 ours_block() { # MODE: our target in MODE, our perf and (with SPDK_DIR) SPDK's perf against it
   start_ours "$1"
-  fill_ours "$OUR_URI"
+  fill_target "$OUR_URI"
   for cell in $CELLS; do
     ours_perf "ours-$1-$cell" "$OUR_URI" "$1" "$cell"
     [ -n "${SPDK_DIR:-}" ] && spdk_perf "spdkperf-ours$1-$cell" "$PORT" "$OUR_NQN" "$cell"
@@ -202,7 +202,7 @@ ours_block() { # MODE: our target in MODE, our perf and (with SPDK_DIR) SPDK's p
 }
 spdk_block() { # SPDK's target: SPDK's perf and ours (each mode) against it
   start_spdk
-  fill_ours "$SPDK_URI"
+  fill_target "$SPDK_URI"
   for cell in $CELLS; do
     spdk_perf "spdk-spdk-$cell" "$SPDK_PORT" "$SPDK_NQN" "$cell"
     for mode in $MODES; do
