@@ -18,7 +18,8 @@
 # RAM namespace (ours preallocated), digests off, as in vs-spdk.sh. Every target's namespace is written once before it
 # is measured (fill_namespace), as in vs-spdk.sh: on this VM a read of SPDK's malloc bdev memory never touched takes a
 # page fault, which put SPDK->SPDK's QD1 p50 at 34-40 us against 22 us filled, while our target reads unwritten blocks
-# from one shared zero buffer (perf/README.md, 2026-11-27 22:02-23:10 UTC).
+# from one shared zero buffer (perf/README.md, "idle turns, one loop thread per core, QD1 against SPDK's untouched
+# memory").
 #
 # Knobs: ROUNDS (4), RUNTIME (6 s), RAMP (2 s for spdk_nvme_perf, OUR_RAMP 10 s for our perf: its JIT), VARIANTS,
 # TARGET_CPU, PERF_CPU, PORT (4432, ours), SPDK_PORT (4420), SPDK_TGT_OPTS / SPDK_PERF_OPTS (as in vs-spdk.sh),
