@@ -14,10 +14,14 @@ import io.netty.channel.ChannelPromise;
  *
  * <p>It sits in the pipeline just before the decoder, so every message of the connection passes through it: before
  * any other message (a C2HData's data, a TermReq from the decoder or the handler) and before every flush, the PDUs
- * gathered so far go first. The wire order is therefore the order in which the PDUs were written.
+ * gathered so far go first. The wire order is therefore the order in which the PDUs were written. Before another
+ * message the PDUs go as a retained slice and the batch stays, so that the next PDU header (a read's C2HData after
+ * the previous read's data, a CapsuleCmd after the previous write's in-capsule data) goes on in the same buffer; at a
+ * flush, or when it is full, the batch itself goes with the bytes not yet sliced.
  *
- * <p>Ownership: the batch is this handler's until it is handed to Netty; if the connection goes before that, {@link
- * #handlerRemoved} releases it. One per connection, used on its event loop only.
+ * <p>Ownership: the batch is this handler's until it is handed to Netty (each slice holds a reference of its own);
+ * if the connection goes before that, {@link #handlerRemoved} releases this handler's reference. One per
+ * connection, used on its event loop only.
  */
 final class PduBatch extends ChannelOutboundHandlerAdapter {
     /**
@@ -29,8 +33,10 @@ final class PduBatch extends ChannelOutboundHandlerAdapter {
     static final int CAPACITY = 2048;
 
     private ChannelHandlerContext ctx;
-    /** The PDUs gathered since the last hand-over; null when there are none. */
+    /** The buffer the PDUs go into; null until the first PDU after a hand-over of the whole batch. */
     private ByteBuf batch;
+    /** Where the batch's bytes not yet handed over (as a slice) begin. */
+    private int sliced;
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
@@ -47,13 +53,14 @@ final class PduBatch extends ChannelOutboundHandlerAdapter {
         }
         if (batch == null) {
             batch = ctx.alloc().directBuffer(Math.max(CAPACITY, length));
+            sliced = 0;
         }
         return batch;
     }
 
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-        handOver();
+        handOverSlice();
         ctx.write(msg, promise);
     }
 
@@ -72,11 +79,27 @@ final class PduBatch extends ChannelOutboundHandlerAdapter {
         }
     }
 
+    /** The PDUs gathered since the last hand-over go to Netty as a retained slice; the batch stays for more. */
+    private void handOverSlice() {
+        ByteBuf b = batch;
+        if (b != null && b.writerIndex() > sliced) {
+            int end = b.writerIndex();
+            ctx.write(b.retainedSlice(sliced, end - sliced), ctx.voidPromise());
+            sliced = end;
+        }
+    }
+
+    /** The batch goes to Netty with the bytes not yet sliced, or is released if there are none. */
     private void handOver() {
         ByteBuf b = batch;
         if (b != null) {
             batch = null;
-            ctx.write(b, ctx.voidPromise());
+            if (b.writerIndex() > sliced) {
+                b.readerIndex(sliced);
+                ctx.write(b, ctx.voidPromise());
+            } else {
+                b.release(); // everything went as slices, which hold the memory until Netty has written them
+            }
         }
     }
 }

@@ -36,6 +36,14 @@ class PduBatchTest {
         return n;
     }
 
+    private long allocations() {
+        long n = 0;
+        for (PoolArenaMetric a : alloc.metric().directArenas()) {
+            n += a.numAllocations();
+        }
+        return n;
+    }
+
     /** Appends {@code length} bytes of value {@code b}, as a PDU writer does. */
     private void append(int length, int b) {
         ByteBuf out = batch.room(length);
@@ -84,6 +92,49 @@ class PduBatchTest {
         assertEquals(2, last[0]);
     }
 
+    /**
+     * A burst of reads or in-capsule writes: header, data, header, data. The headers between the data go as slices of
+     * one pooled buffer, not one buffer each, and every slice and the batch are released once written.
+     */
+    @Test
+    void pdusBetweenOtherMessagesShareOneBuffer() {
+        for (int i = 1; i <= 3; i++) {
+            append(24, i);
+            channel.write(Unpooled.wrappedBuffer(new byte[] {9, 9, 9}));
+        }
+        append(28, 4);
+        assertEquals(1, allocations(), "one pooled buffer for the whole burst");
+        channel.flush();
+        for (int i = 1; i <= 3; i++) {
+            byte[] header = readMessage();
+            assertEquals(24, header.length);
+            assertEquals(i, header[0]);
+            assertEquals(i, header[23]);
+            assertEquals(3, readMessage().length);
+        }
+        byte[] last = readMessage();
+        assertEquals(28, last.length);
+        assertEquals(4, last[0]);
+        assertNull(channel.readOutbound());
+        channel.write(Unpooled.wrappedBuffer(new byte[] {9}));
+        append(24, 5);
+        channel.flush();
+        assertEquals(1, readMessage().length);
+        assertEquals(5, readMessage()[0]);
+        assertEquals(2, allocations(), "a new batch after the flush");
+    }
+
+    /** Every PDU went as a slice before the flush: the batch itself has nothing left and is only released. */
+    @Test
+    void aBatchSlicedToTheEndIsReleasedAtTheFlush() {
+        append(24, 1);
+        channel.write(Unpooled.wrappedBuffer(new byte[] {9}));
+        channel.flush();
+        assertEquals(24, readMessage().length);
+        assertEquals(1, readMessage().length);
+        assertNull(channel.readOutbound());
+    }
+
     @Test
     void aFullBatchGoesOutAndTheNextStarts() {
         int perBatch = PduBatch.CAPACITY / 24;
@@ -103,5 +154,19 @@ class PduBatchTest {
         assertEquals(1, active());
         channel.pipeline().remove(batch);
         assertEquals(0, active(), "released when the handler left the pipeline");
+    }
+
+    @Test
+    void slicesAlreadyHandedOverOutliveTheHandler() {
+        append(24, 1);
+        channel.write(Unpooled.wrappedBuffer(new byte[] {9}));
+        append(24, 2);
+        channel.pipeline().remove(batch);
+        assertEquals(1, active(), "the slice handed over still holds the batch");
+        channel.flush();
+        assertEquals(1, readMessage()[0]);
+        assertEquals(1, readMessage().length);
+        assertNull(channel.readOutbound(), "the bytes never handed over are not written");
+        assertEquals(0, active());
     }
 }
