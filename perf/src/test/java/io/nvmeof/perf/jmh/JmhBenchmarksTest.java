@@ -123,6 +123,17 @@ class JmhBenchmarksTest {
         }
     }
 
+    /** QD32 in-capsule writes through the real host queue: nothing allocated per write on its (recycling) thread. */
+    @Test
+    void hostWriteBurstAllocatesNothing() throws RunnerException {
+        Collection<RunResult> results = run(HostWriteBurstBenchmark.class);
+        assertEquals(1, results.size());
+        assertAllocationFree(results);
+        RunResult r = results.iterator().next();
+        System.out.println(
+                "host write burst: " + r.getPrimaryResult().getScore() + " ns/write, " + allocNorm(r) + " B/write");
+    }
+
     @Test
     void firstWriteRuns() throws RunnerException {
         // Runs only: whether the pool keeps up in a 500 ms run depends on the machine; ChunkPoolTest asserts 0 B per
