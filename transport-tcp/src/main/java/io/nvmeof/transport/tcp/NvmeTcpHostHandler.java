@@ -88,6 +88,8 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
     private int maxH2cData;
     private boolean icSent;
     private Flusher flusher;
+    /** Told of every completion received: the polling loop's pacing ({@link PollPacing#of}). */
+    private PollPacing pacing;
 
     NvmeTcpHostHandler(TcpHostQueue queue, HostQueueOptions options, SubmissionList commands, String peer) {
         this.queue = queue;
@@ -131,6 +133,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
         this.channel = ctx.channel();
         this.loop = channel.eventLoop();
         this.flusher = new Flusher(ctx);
+        this.pacing = PollPacing.of(ctx.executor());
         writer.eventLoop(loop);
         if (channel.isActive()) {
             sendIcReq();
@@ -410,6 +413,7 @@ final class NvmeTcpHostHandler extends ChannelInboundHandlerAdapter {
 
     /** Frees the CID, then calls back with {@link #cqe} (the callback may submit the same CID again). */
     private void complete(TcpHostRequest r) {
+        pacing.capsule();
         HostCommand c = r.reset();
         commands.release(r.cid);
         try {

@@ -93,6 +93,8 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     private long readNanos;
 
     private Flusher flusher;
+    /** Told of every command received: the polling loop's pacing ({@link PollPacing#of}). */
+    private PollPacing pacing;
 
     public NvmeTcpTargetHandler(
             ListenerOptions options,
@@ -136,6 +138,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
         this.ctx = ctx;
         this.channel = ctx.channel();
         this.flusher = new Flusher(ctx);
+        this.pacing = PollPacing.of(ctx.executor());
         this.dataPool = new DataBufferPool(ctx.alloc(), ctx.executor(), DataBufferPool.RETAIN_BYTES);
         this.segmentPool = new SegmentByteBuf.Pool(ctx.executor());
         if (channel.isActive()) {
@@ -300,6 +303,7 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
     /** CapsuleCmd → a slot → the core (nvmeof-protocol.md §5.5, §5.10, §5.13). */
     private void onCapsuleCmd(NvmeTcpPdu pdu) {
         TcpTargetRequest r = slots.take();
+        pacing.capsule();
         if (r == null) {
             fault(
                     pdu,
