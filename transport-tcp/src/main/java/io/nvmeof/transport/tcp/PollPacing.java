@@ -13,8 +13,8 @@ import io.netty.util.concurrent.FastThreadLocal;
  *       2-core VM) instead of half an {@code epoll_wait} plus a {@code sched_yield} (~1.2 µs), and a thread waiting
  *       on this one (an application thread blocked on a completion, the JIT) still gets the core within a few µs.</li>
  *   <li><b>Several</b>: the peer works at depth; every idle turn yields. The pause between polls lets the peer's
- *       next burst arrive whole, and writes at queue depth 32 went up to a tenth slower without it (perf/README.md,
- *       "what the idle turn's yield buys").</li>
+ *       next burst arrive whole: without it, writes at queue depth 32 were slower in most runs, by up to a quarter
+ *       (perf/README.md, "idle turns, one loop thread per core" and "what the idle turn's yield buys").</li>
  * </ul>
  * A turn whose reads completed no capsule (part of a PDU, an H2CData) keeps the pace. One per polling thread,
  * touched only by that thread; the connection handlers find it with {@link #of} when they are added on their loop.
