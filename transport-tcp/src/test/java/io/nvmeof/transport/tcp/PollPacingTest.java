@@ -6,13 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.EventLoop;
+import io.nvmeof.core.command.AdminOpcode;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** Idle turns yield on every turn at depth and on every fourth at queue depth 1; both sides count their capsules. */
 class PollPacingTest {
-    private static final int KEEP_ALIVE = 0x18;
+    private static final int KEEP_ALIVE = AdminOpcode.KEEP_ALIVE.code();
 
     @AfterEach
     void uninstall() {
