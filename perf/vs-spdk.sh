@@ -27,8 +27,14 @@
 # every round against fresh targets and with the floor measured again, in alternating order (odd rounds: our targets,
 # then SPDK's; even rounds: SPDK's, then ours in reverse mode order). Each round's ratios are taken against SPDK->SPDK
 # of the same round, and the last table gives them round by round with their median (perf/vs-spdk-table.py).
+# ORDER=cells narrows that further: every target is started and filled once, all of them stay up, and each is paused
+# (SIGSTOP) while another one is measured, so a round runs cell by cell and all the columns of a cell within about two
+# minutes (odd rounds in the order of the table, even rounds reversed). A paused process takes no CPU; the one
+# measured is resumed (SIGCONT) before its run and has the target core to itself, as in the default ORDER=blocks
+# (each round: a target at a time, each with every cell, fresh targets each round).
 #
-# Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432, ours), SPDK_PORT (4420),
+# Knobs: RUNTIME (5 s), RAMP (10 s), TARGET_CPU (1), PERF_CPU (0), PORT (4432: ours in busy mode, PORT+1 in
+# default mode), SPDK_PORT (4420), ORDER (blocks or cells, above),
 # SPDK_TGT_OPTS (extra nvmf_tgt options; "--no-huge -s 2048" when the host has no free hugepages),
 # SPDK_PERF_OPTS (extra spdk_nvme_perf options; "--no-huge -s 512" without free hugepages),
 # FILL_SECONDS (120: the most the fill may take), RUN_SLACK (120: a run still going this long after its ramp and
@@ -55,6 +61,7 @@ FILL_SECONDS=${FILL_SECONDS:-120}
 CELLS=${CELLS:-qd1 qd32 qd128 read128k randwrite}
 MODES=${MODES:-busy default}
 ROUNDS=${ROUNDS:-2}
+ORDER=${ORDER:-blocks}
 OUR_NQN=nqn.2024-01.io.nvmeof:vs-spdk
 SPDK_NQN=nqn.2016-06.io.spdk:cnode1
 command -v python3 >/dev/null || { echo "vs-spdk.sh: python3 is needed" >&2; exit 1; }
@@ -63,6 +70,10 @@ command -v taskset >/dev/null || { echo "vs-spdk.sh: taskset (util-linux) is nee
 . "$ROOT/perf/bench-lib.sh"
 [ -z "${SPDK_DIR:-}" ] || require_spdk_tree vs-spdk.sh
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "vs-spdk.sh: ROUNDS must be a positive integer, not '$ROUNDS'" >&2; exit 2; }
+case "$ORDER" in
+  blocks | cells) ;;
+  *) echo "vs-spdk.sh: ORDER must be blocks or cells, not '$ORDER'" >&2; exit 2 ;;
+esac
 SQFLOW=${SQFLOW:-on}
 case "$SQFLOW" in
   off) QUERY="?disable_sqflow=1" ;;
@@ -76,7 +87,7 @@ case "$PREALLOC" in
   *) echo "vs-spdk.sh: PREALLOC must be on or off, not '$PREALLOC'" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
-echo "vs-spdk.sh: results in $OUT; SQ flow control of our perf's queues $SQFLOW; our namespace preallocated $PREALLOC; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "vs-spdk.sh: results in $OUT; order $ORDER; SQ flow control of our perf's queues $SQFLOW; our namespace preallocated $PREALLOC; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 
@@ -99,14 +110,14 @@ measure_floor() {
 }
 
 # ---- targets ----
-trap stop_target EXIT
+our_port() { [ "$1" = busy ] && echo "$PORT" || echo $((PORT + 1)); } # MODE -> the port of our target in MODE
 
 start_ours() { # MODE
   local flags=()
   [ "$1" = busy ] && flags=(--busy-poll)
   # shellcheck disable=SC2046
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
-    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$PORT" --nqn "$OUR_NQN" \
+    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$(our_port "$1")" --nqn "$OUR_NQN" \
     --namespace "size=1g,bs=4096$NS_OPTS" --memory-budget 2g "${flags[@]}" > "$RD/target-ours-$1.log" 2>&1 &
   TPID=$!
   wait_listening "$RD/target-ours-$1.log" vs-spdk.sh
@@ -187,32 +198,110 @@ spdk_perf() { # NAME PORT NQN CELL
     || echo "vs-spdk.sh: $1 failed, see $RD/$1.txt" >&2
 }
 
-fill_target() { fill_namespace "$1" "$RD/fill.json" vs-spdk.sh; } # URI: ours or SPDK's
+fill_target() { fill_namespace "$1" "$RD/$2.json" vs-spdk.sh; } # URI NAME: ours or SPDK's, its output in RD/NAME.json
 
-OUR_URI="nvme+tcp://127.0.0.1:$PORT/$OUR_NQN$QUERY"
+our_uri() { echo "nvme+tcp://127.0.0.1:$(our_port "$1")/$OUR_NQN$QUERY"; } # MODE
 SPDK_URI="nvme+tcp://127.0.0.1:$SPDK_PORT/$SPDK_NQN$QUERY"
+
+# Runs column NAME of CELL; MODE is our side's mode (perf, or target for SPDK's perf), empty for SPDK->SPDK.
+run_column() { # NAME CELL MODE
+  case $1 in
+    spdk-spdk) spdk_perf "$1-$2" "$SPDK_PORT" "$SPDK_NQN" "$2" ;;
+    spdkperf-ours*) spdk_perf "$1-$2" "$(our_port "$3")" "$OUR_NQN" "$2" ;;
+    ours-*) ours_perf "$1-$2" "$(our_uri "$3")" "$3" "$2" ;;
+    ours*-spdk) ours_perf "$1-$2" "$SPDK_URI" "$3" "$2" ;;
+  esac
+}
+
+# ---- ORDER=blocks: one target at a time, every cell against it ----
 ours_block() { # MODE: our target in MODE, our perf and (with SPDK_DIR) SPDK's perf against it
   start_ours "$1"
-  fill_target "$OUR_URI"
+  fill_target "$(our_uri "$1")" fill
   for cell in $CELLS; do
-    ours_perf "ours-$1-$cell" "$OUR_URI" "$1" "$cell"
-    [ -n "${SPDK_DIR:-}" ] && spdk_perf "spdkperf-ours$1-$cell" "$PORT" "$OUR_NQN" "$cell"
+    run_column "ours-$1" "$cell" "$1"
+    [ -z "${SPDK_DIR:-}" ] || run_column "spdkperf-ours$1" "$cell" "$1"
   done
   stop_target
 }
 spdk_block() { # SPDK's target: SPDK's perf and ours (each mode) against it
   start_spdk
-  fill_target "$SPDK_URI"
+  fill_target "$SPDK_URI" fill
   for cell in $CELLS; do
-    spdk_perf "spdk-spdk-$cell" "$SPDK_PORT" "$SPDK_NQN" "$cell"
-    for mode in $MODES; do
-      ours_perf "ours$mode-spdk-$cell" "$SPDK_URI" "$mode" "$cell"
-    done
+    run_column spdk-spdk "$cell" ""
+    for mode in $MODES; do run_column "ours$mode-spdk" "$cell" "$mode"; done
   done
   stop_target
 }
 
+# ---- ORDER=cells: every target up at once, all but the measured one paused ----
+declare -A TARGET_PIDS=() # ours-MODE, spdk -> pid of that target
+
+start_all() { # each target started, filled and paused in turn; their logs and fills in OUT/targets
+  local mode
+  RD=$OUT/targets
+  rm -rf "$RD"
+  mkdir -p "$RD"
+  for mode in $MODES; do
+    start_ours "$mode"
+    TARGET_PIDS[ours-$mode]=$TPID
+    fill_target "$(our_uri "$mode")" "fill-ours-$mode"
+    kill -STOP "$TPID"
+  done
+  if [ -n "${SPDK_DIR:-}" ]; then
+    start_spdk
+    TARGET_PIDS[spdk]=$TPID
+    fill_target "$SPDK_URI" fill-spdk
+    kill -STOP "$TPID"
+  fi
+  TPID=
+}
+
+pause_all() {
+  local k
+  for k in "${!TARGET_PIDS[@]}"; do kill -STOP "${TARGET_PIDS[$k]}" 2>/dev/null || true; done
+}
+
+use_target() { # KEY: pauses every other target and resumes that one (TPID: the target the CPU probe samples)
+  pause_all
+  TPID=${TARGET_PIDS[$1]}
+  kill -0 "$TPID" 2>/dev/null || { echo "vs-spdk.sh: the $1 target exited, see $OUT/targets" >&2; exit 1; }
+  kill -CONT "$TPID"
+}
+
+stop_all() { # every target, paused or not: a paused one handles SIGTERM once it is resumed
+  local k
+  for k in "${!TARGET_PIDS[@]}"; do
+    kill "${TARGET_PIDS[$k]}" 2>/dev/null || true
+    kill -CONT "${TARGET_PIDS[$k]}" 2>/dev/null || true
+    wait "${TARGET_PIDS[$k]}" 2>/dev/null || true
+    unset "TARGET_PIDS[$k]"
+  done
+  TPID=
+}
+trap 'stop_all; stop_target' EXIT # stop_all first: TPID may be a paused target
+
+cells_round() { # REVERSE (0 or 1): every cell, its columns in the order of the table or reversed
+  local cell runs mode i key name
+  for cell in $CELLS; do
+    runs=()
+    if [ -n "${SPDK_DIR:-}" ]; then
+      runs+=("spdk spdk-spdk")
+      for mode in $MODES; do runs+=("spdk ours$mode-spdk $mode"); done
+      for mode in $MODES; do runs+=("ours-$mode spdkperf-ours$mode $mode"); done
+    fi
+    for mode in $MODES; do runs+=("ours-$mode ours-$mode $mode"); done
+    for i in "${!runs[@]}"; do
+      [ "$1" = 1 ] && i=$((${#runs[@]} - 1 - i))
+      read -r key name mode <<< "${runs[$i]}"
+      use_target "$key"
+      run_column "$name" "$cell" "$mode"
+    done
+  done
+  pause_all
+}
+
 REVERSED_MODES=$(echo "$MODES" | tr ' ' '\n' | tac | tr '\n' ' ')
+[ "$ORDER" = blocks ] || start_all
 DIRS=()
 for round in $(seq "$ROUNDS"); do
   RD=$OUT/r$round
@@ -223,11 +312,17 @@ for round in $(seq "$ROUNDS"); do
   DIRS+=("$RD")
   cut -d' ' -f1-3 /proc/loadavg > "$RD/load-start.txt"
   echo "vs-spdk.sh: round $round of $ROUNDS, load average $(cat "$RD/load-start.txt")" >&2
-  measure_floor
-  if [ $((round % 2)) = 1 ]; then
+  if [ "$ORDER" = cells ]; then
+    # the tables look for SPDK's target log to know that SPDK's columns ran
+    [ -z "${SPDK_DIR:-}" ] || ln -s ../targets/target-spdk.log "$RD/target-spdk.log"
+    measure_floor # every target paused
+    cells_round $((1 - round % 2))
+  elif [ $((round % 2)) = 1 ]; then
+    measure_floor
     for mode in $MODES; do ours_block "$mode"; done
     [ -z "${SPDK_DIR:-}" ] || spdk_block
   else
+    measure_floor
     [ -z "${SPDK_DIR:-}" ] || spdk_block
     for mode in $REVERSED_MODES; do ours_block "$mode"; done
   fi
