@@ -70,7 +70,6 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
     // Flyweights for the PDUs we read (reused, never shared with another connection).
     private final IcReqPdu icReq = new IcReqPdu();
-    private final H2cDataPdu h2cData = new H2cDataPdu();
     private final TermReqPdu termReq = new TermReqPdu();
 
     private ChannelHandlerContext ctx;
@@ -352,22 +351,10 @@ public final class NvmeTcpTargetHandler extends ChannelInboundHandlerAdapter imp
 
     /** H2CData: data for a slot awaiting it (nvmeof-protocol.md §5.6, §5.10: nvmet's checks, H2cDataCollector). */
     private void onH2cData(NvmeTcpPdu pdu) {
-        H2cDataPdu h = h2cData.wrap(pdu.buffer(), 0);
-        int ttag = h.ttag();
-        TcpTargetRequest r = slots.awaitingData(ttag);
+        TcpTargetRequest r = h2cDataIn.accept(pdu, slots, dataPool);
         if (r == null) {
-            fault(
-                    pdu,
-                    FES_INVALID_HEADER_FIELD,
-                    H2cDataPdu.TTAG_OFFSET,
-                    "H2CData for TTAG " + ttag + ", which awaits no data");
-            return;
-        }
-        if (!h2cDataIn.accept(r, h, pdu, dataPool)) {
             fault(pdu, h2cDataIn.fes(), h2cDataIn.fei(), h2cDataIn.fault());
-            return;
-        }
-        if (r.received == r.dataLength()) {
+        } else if (r.received == r.dataLength()) {
             r.dataReceived().onData(r, r.dataDigestError ? Status.DATA_TRANSFER_ERROR : 0);
         }
     }
