@@ -312,17 +312,15 @@ for round in $(seq "$ROUNDS"); do
   DIRS+=("$RD")
   cut -d' ' -f1-3 /proc/loadavg > "$RD/load-start.txt"
   echo "vs-spdk.sh: round $round of $ROUNDS, load average $(cat "$RD/load-start.txt")" >&2
+  measure_floor # no target running (ORDER=cells: all paused)
   if [ "$ORDER" = cells ]; then
     # the tables look for SPDK's target log to know that SPDK's columns ran
     [ -z "${SPDK_DIR:-}" ] || ln -s ../targets/target-spdk.log "$RD/target-spdk.log"
-    measure_floor # every target paused
     cells_round $((1 - round % 2))
   elif [ $((round % 2)) = 1 ]; then
-    measure_floor
     for mode in $MODES; do ours_block "$mode"; done
     [ -z "${SPDK_DIR:-}" ] || spdk_block
   else
-    measure_floor
     [ -z "${SPDK_DIR:-}" ] || spdk_block
     for mode in $REVERSED_MODES; do ours_block "$mode"; done
   fi
