@@ -112,12 +112,12 @@ measure_floor() {
 # ---- targets ----
 our_port() { [ "$1" = busy ] && echo "$PORT" || echo $((PORT + 1)); } # MODE -> the port of our target in MODE
 
-start_ours() { # MODE
+start_ours() { # MODE (no JSON-RPC: it is not used, and two of our targets may be up at once)
   local flags=()
   [ "$1" = busy ] && flags=(--busy-poll)
   # shellcheck disable=SC2046
   taskset -c "$TARGET_CPU" java $(nvmeof_jvm_opts) -cp "$JAR:$ROOT/perf/build/lib/*" \
-    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$(our_port "$1")" --nqn "$OUR_NQN" \
+    io.nvmeof.target.daemon.TargetDaemon --listen "tcp://127.0.0.1:$(our_port "$1")" --nqn "$OUR_NQN" --no-rpc \
     --namespace "size=1g,bs=4096$NS_OPTS" --memory-budget 2g "${flags[@]}" > "$RD/target-ours-$1.log" 2>&1 &
   TPID=$!
   wait_listening "$RD/target-ours-$1.log" vs-spdk.sh
