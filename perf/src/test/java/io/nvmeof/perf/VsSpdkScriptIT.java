@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.nvmeof.testkit.peervm.PeerVm;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,15 +28,12 @@ import org.junit.jupiter.api.io.TempDir;
 class VsSpdkScriptIT {
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
-    /** A port P with P + 1 free too (the busy and the default target). */
+    /** A free loopback port P with P + 1 free too (the busy and the default target). */
     private static int freePortPair() throws IOException {
         for (int i = 0; i < 50; i++) {
-            int p;
-            try (ServerSocket s = new ServerSocket(0)) {
-                p = s.getLocalPort();
-            }
+            int p = PeerVm.freePort();
             if (p < 65535) {
-                try (ServerSocket s = new ServerSocket(p + 1)) {
+                try (ServerSocket s = new ServerSocket(p + 1, 1, InetAddress.getLoopbackAddress())) {
                     return p;
                 } catch (IOException busy) {
                     // try another pair
