@@ -48,6 +48,17 @@ final class Job implements IoCallback, Runnable {
     private long writeCursor;
     final DirStats read = new DirStats();
     final DirStats write = new DirStats();
+    /**
+     * Where a timed run records the I/Os it issued during the ramp: never reported. The ramp runs the same recording
+     * code as the measured window, so the JIT has compiled it by the time the window opens (see {@link #account}).
+     */
+    final DirStats rampRead = new DirStats();
+
+    final DirStats rampWrite = new DirStats();
+    /** Index 0: the measured window's statistics; 1: the ramp's. */
+    private final DirStats[] readSinks = {read, rampRead};
+
+    private final DirStats[] writeSinks = {write, rampWrite};
     /** Completed I/Os so far (all phases), for the progress line. */
     final AtomicLong progressIos = new AtomicLong();
 
@@ -72,8 +83,6 @@ final class Job implements IoCallback, Runnable {
     /** Completion-driven mode, owned by the queue's thread once the first I/O is out. */
     private int inlineInflight;
 
-    private boolean sampling;
-    private int expectedSamples;
     /** Completion-driven mode: the last I/O has completed (set on the queue's thread). */
     private volatile boolean finished;
     // verify
@@ -168,11 +177,6 @@ final class Job implements IoCallback, Runnable {
     /** Accounts for {@code u} and reissues it (same buffer) while the run lasts. */
     private void completeInline(IoUnit u) {
         long now = u.tc;
-        if (!sampling && now - measureStart >= 0) {
-            sampling = true;
-            read.startSampling(measureStart, expectedSamples);
-            write.startSampling(measureStart, expectedSamples);
-        }
         inlineInflight--;
         account(u);
         if (now - end < 0 && !stop && failure == null) {
@@ -236,7 +240,7 @@ final class Job implements IoCallback, Runnable {
      * random generator and the cursors belong to the queue's thread.
      */
     private void runInline() {
-        expectedSamples = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
+        startRampSampling();
         int depth = io.length;
         boolean[] firstIsRead = new boolean[depth];
         long[] firstUnit = new long[depth];
@@ -286,16 +290,10 @@ final class Job implements IoCallback, Runnable {
     private void runTimed() {
         long rateGap = w.rateIops() > 0 ? 1_000_000_000L / w.rateIops() : 0;
         long nextIssue = System.nanoTime();
-        boolean measuring = false;
-        int expected = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
+        startRampSampling();
         while (true) {
             long now = System.nanoTime();
-            long ms = measureStart;
-            if (!measuring && now - ms >= 0) {
-                measuring = true;
-                read.startSampling(ms, expected);
-                write.startSampling(ms, expected);
-            }
+            boolean measuring = now - measureStart >= 0;
             boolean issuing = now < end && !stop && failure == null;
             boolean did = false;
             while (issuing && freeTop > 0 && (rateGap == 0 || now - nextIssue >= 0)) {
@@ -324,6 +322,29 @@ final class Job implements IoCallback, Runnable {
         long ms = Math.min(measureStart, end);
         read.runtimeNanos = end - ms;
         write.runtimeNanos = end - ms;
+    }
+
+    /** The ramp's statistics sample from the job's start, as the window's will from its own (timed runs). */
+    private void startRampSampling() {
+        long now = System.nanoTime();
+        rampRead.startSampling(now, 0);
+        rampWrite.startSampling(now, 0);
+    }
+
+    /**
+     * Opens the measured window of a timed run at {@code start}, to end at {@code end} (the runner's thread). The
+     * window's statistics start sampling here, before {@code measureStart} is published: the thread that records
+     * touches them only for I/Os issued from then on, which it knows by reading that volatile field. A verify run
+     * samples from its own start and counts every I/O, so only the times are set for it.
+     */
+    void openWindow(long start, long end) {
+        if (!w.verify()) {
+            int expected = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
+            read.startSampling(start, expected);
+            write.startSampling(start, expected);
+        }
+        this.end = end;
+        this.measureStart = start;
     }
 
     private void runVerify() {
@@ -489,12 +510,19 @@ final class Job implements IoCallback, Runnable {
             } else {
                 written.set((int) u.unit);
             }
-        } else if (u.t0 - measureStart < 0 || u.tc - end > 0) {
-            return; // issued during the ramp, or completed after the measured window
+        } else if (u.tc - end > 0) {
+            return; // completed after the measured window
         }
         long slat = u.t1 - u.t0;
         long lat = u.tc - u.t0;
         long clat = Math.max(0, u.tc - u.t1);
-        (u.isRead ? read : write).record(slat, clat, lat, w.bs(), u.tc);
+        // An I/O issued before the window (during the ramp) goes to the ramp's statistics: index 1, the sign bit of
+        // t0 - measureStart. An index, not a branch: a branch that goes one way for the whole ramp is compiled by C2
+        // as a trap, and the first I/O of the window would throw away the compiled completion path, which is
+        // inlined into the transport's read loop; recompiling it kept the JIT on the initiator's core for seconds of
+        // the window, in stalls of up to 5 ms (perf/README.md, "the JIT at the start of the window"). A verify run
+        // has no ramp and counts every I/O.
+        int ramp = w.verify() ? 0 : (int) ((u.t0 - measureStart) >>> 63);
+        (u.isRead ? readSinks : writeSinks)[ramp].record(slat, clat, lat, w.bs(), u.tc);
     }
 }

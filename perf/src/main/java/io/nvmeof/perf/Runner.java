@@ -218,8 +218,7 @@ public final class Runner {
                     end = iBefore.clockNanos() + w.runtimeNanos();
                 }
                 for (Job j : jobs) {
-                    j.end = end;
-                    j.measureStart = iBefore.clockNanos(); // count only I/Os issued after both samples
+                    j.openWindow(iBefore.clockNanos(), end); // count only I/Os issued after both samples
                 }
                 CpuSample iAfter;
                 TargetStats.Reading tAfter;
