@@ -203,12 +203,6 @@ public final class Runner {
             }
             TargetStats.Reading tBefore = null;
             CpuSample iBefore = null;
-            // The window opens with a read of the target's statistics over the admin queue, whose command, callback and
-            // data (or error status, from a target without that log page) pass through code the I/O path shares. Read
-            // once before the first I/O, the JIT has seen that path when it compiles the I/O path; seen first at the
-            // window's start, it threw the compiled read loop away there and C2 recompiled it on the initiator's core
-            // in the measured seconds (perf/README.md, "the JIT at the start of the window").
-            readStats(admin);
             for (Thread t : threads) {
                 t.start();
             }

@@ -305,40 +305,6 @@ class RunTest {
         }
     }
 
-    /**
-     * The target's statistics are read once before the first I/O, so that the read at the start of the window runs
-     * code the JIT has already seen alongside the I/O path (see Runner): the first statistics read precedes the first
-     * read command on an I/O queue.
-     */
-    @Test
-    void theTargetStatisticsAreReadBeforeTheFirstIo() throws Exception {
-        try (TcpProxy proxy = TcpProxy.start(target.address())) {
-            List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
-            proxy.observe((qid, command) -> {
-                if (qid == 0
-                        && command.opcode() == AdminOpcode.GET_LOG_PAGE.code()
-                        && (command.cdw10() & 0xFF) == TargetStats.LID) {
-                    order.add("stats");
-                } else if (qid != 0 && command.opcode() == NvmOpcode.READ.code() && !order.contains("read")) {
-                    order.add("read");
-                }
-            });
-            Cli r = Cli.run(
-                    "--target",
-                    "nvme+tcp://127.0.0.1:" + proxy.port() + "/" + target.nqn(),
-                    "--rw=randread",
-                    "--bs=4k",
-                    "--iodepth=4",
-                    "--runtime=300ms",
-                    "--ramp_time=100ms",
-                    "--size=16m",
-                    "--output-format=json");
-            assertEquals(0, r.exit(), r.toString());
-            assertTrue(order.indexOf("read") > 0, "a statistics read came before the first I/O: " + order);
-            assertEquals("stats", order.get(0), "the first command observed: " + order);
-        }
-    }
-
     /** Heap bytes on the transport's host threads (where a completion-driven job now issues and records every I/O). */
     private static long hostThreadBytes() {
         com.sun.management.ThreadMXBean mx =
