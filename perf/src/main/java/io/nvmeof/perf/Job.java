@@ -46,19 +46,11 @@ final class Job implements IoCallback, Runnable {
     private final SplittableRandom rng;
     private long readCursor;
     private long writeCursor;
-    final DirStats read = new DirStats();
-    final DirStats write = new DirStats();
-    /**
-     * Where a timed run records the I/Os it issued during the ramp: never reported. The ramp runs the same recording
-     * code as the measured window, so the JIT has compiled it by the time the window opens (see {@link #account}).
-     */
-    final DirStats rampRead = new DirStats();
+    /** This job's statistics: the window's, reported, and the ramp's, not. */
+    final JobStats stats = new JobStats();
 
-    final DirStats rampWrite = new DirStats();
-    /** Index 0: the measured window's statistics; 1: the ramp's. */
-    private final DirStats[] readSinks = {read, rampRead};
-
-    private final DirStats[] writeSinks = {write, rampWrite};
+    final DirStats read = stats.read;
+    final DirStats write = stats.write;
     /** Completed I/Os so far (all phases), for the progress line. */
     final AtomicLong progressIos = new AtomicLong();
 
@@ -124,18 +116,7 @@ final class Job implements IoCallback, Runnable {
                 throw new IllegalArgumentException("--verify keeps a map of the region: at most " + (256L << 20)
                         + " I/Os of --bs per job (the region has " + units + ")");
             }
-            order = new int[(int) units];
-            for (int i = 0; i < order.length; i++) {
-                order[i] = i;
-            }
-            if (w.random()) {
-                for (int i = order.length - 1; i > 0; i--) { // Fisher–Yates: each unit written once, in random order
-                    int j = rng.nextInt(i + 1);
-                    int t = order[i];
-                    order[i] = order[j];
-                    order[j] = t;
-                }
-            }
+            order = VerifyPattern.writeOrder((int) units, w.random(), rng);
             written = new BitSet((int) units);
         } else {
             order = null;
@@ -240,7 +221,7 @@ final class Job implements IoCallback, Runnable {
      * random generator and the cursors belong to the queue's thread.
      */
     private void runInline() {
-        startRampSampling();
+        stats.startRamp(System.nanoTime());
         int depth = io.length;
         boolean[] firstIsRead = new boolean[depth];
         long[] firstUnit = new long[depth];
@@ -290,7 +271,7 @@ final class Job implements IoCallback, Runnable {
     private void runTimed() {
         long rateGap = w.rateIops() > 0 ? 1_000_000_000L / w.rateIops() : 0;
         long nextIssue = System.nanoTime();
-        startRampSampling();
+        stats.startRamp(nextIssue);
         while (true) {
             long now = System.nanoTime();
             boolean measuring = now - measureStart >= 0;
@@ -324,13 +305,6 @@ final class Job implements IoCallback, Runnable {
         write.runtimeNanos = end - ms;
     }
 
-    /** The ramp's statistics sample from the job's start, as the window's will from its own (timed runs). */
-    private void startRampSampling() {
-        long now = System.nanoTime();
-        rampRead.startSampling(now, 0);
-        rampWrite.startSampling(now, 0);
-    }
-
     /**
      * Opens the measured window of a timed run at {@code start}, to end at {@code end} (the runner's thread). The
      * window's statistics start sampling here, before {@code measureStart} is published: the thread that records
@@ -339,9 +313,7 @@ final class Job implements IoCallback, Runnable {
      */
     void openWindow(long start, long end) {
         if (!w.verify()) {
-            int expected = (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2;
-            read.startSampling(start, expected);
-            write.startSampling(start, expected);
+            stats.openWindow(start, (int) (w.runtimeNanos() / DirStats.SAMPLE_NANOS) + 2);
         }
         this.end = end;
         this.measureStart = start;
@@ -517,12 +489,8 @@ final class Job implements IoCallback, Runnable {
         long lat = u.tc - u.t0;
         long clat = Math.max(0, u.tc - u.t1);
         // An I/O issued before the window (during the ramp) goes to the ramp's statistics: index 1, the sign bit of
-        // t0 - measureStart. An index, not a branch: a branch that goes one way for the whole ramp is compiled by C2
-        // as a trap, and the first I/O of the window would throw away the compiled completion path, which is
-        // inlined into the transport's read loop; recompiling it kept the JIT on the initiator's core for seconds of
-        // the window, in stalls of up to 5 ms (perf/README.md, "the JIT at the start of the window"). A verify run
-        // has no ramp and counts every I/O.
+        // t0 - measureStart, rather than a branch (JobStats#sink says why). A verify run has no ramp.
         int ramp = w.verify() ? 0 : (int) ((u.t0 - measureStart) >>> 63);
-        (u.isRead ? readSinks : writeSinks)[ramp].record(slat, clat, lat, w.bs(), u.tc);
+        stats.sink(u.isRead, ramp).record(slat, clat, lat, w.bs(), u.tc);
     }
 }

@@ -2,6 +2,7 @@ package io.nvmeof.perf;
 
 import io.nvmeof.initiator.BlockNamespace;
 import java.nio.ByteBuffer;
+import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
 
 /**
@@ -80,5 +81,25 @@ final class VerifyPattern {
             }
         }
         return null;
+    }
+
+    /**
+     * The order in which a verify pass writes a region of {@code units} I/O units: each unit once, in order, or for a
+     * random workload shuffled with {@code rng} (Fisher–Yates).
+     */
+    static int[] writeOrder(int units, boolean random, SplittableRandom rng) {
+        int[] order = new int[units];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        if (random) {
+            for (int i = order.length - 1; i > 0; i--) {
+                int j = rng.nextInt(i + 1);
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+        }
+        return order;
     }
 }

@@ -65,12 +65,13 @@ class JobRampTest {
     }
 
     private static void assertRampApart(Job job, int samples) {
-        assertTrue(job.rampRead.ios > 0, "the ramp's I/Os went through the recording code");
+        assertTrue(job.stats.rampRead.ios > 0, "the ramp's I/Os went through the recording code");
         assertTrue(job.read.ios > 0, "the window counted I/Os");
-        assertEquals(0, job.rampWrite.ios + job.write.ios, "a read-only job records no writes");
+        assertEquals(0, job.stats.rampWrite.ios + job.write.ios, "a read-only job records no writes");
         assertTrue(
-                job.read.ios + job.rampRead.ios <= job.progressIos.get(),
-                "no I/O is counted twice: " + job.read.ios + " + " + job.rampRead.ios + " of " + job.progressIos.get());
+                job.read.ios + job.stats.rampRead.ios <= job.progressIos.get(),
+                "no I/O is counted twice: " + job.read.ios + " + " + job.stats.rampRead.ios + " of "
+                        + job.progressIos.get());
         // the window's IOPS samples run from its own start: 1.2 s holds two whole 500 ms intervals
         assertEquals(samples, job.read.sampleCount, "IOPS samples of the window");
         assertEquals(1_200_000_000L, job.read.runtimeNanos, "the window is the runtime");
