@@ -26,7 +26,11 @@ class JobRampTest {
         return cli.common.workload(cli.rw, cli.bs, cli.iodepth, "10", "2", false);
     }
 
-    /** Runs one job as the runner does: the ramp, then the window opened from this thread; returns it finished. */
+    /**
+     * Runs one job as the runner does: the ramp, then the window opened from this thread; returns it finished. The
+     * controller has one I/O queue, as each job's has in a run: a completion-driven job's state belongs to its queue's
+     * thread.
+     */
     private static Job run(Workload w, Controller c) throws Exception {
         Job job = new Job(0, w, c.namespace(), 0, 16L << 20, 42);
         long rampEnd = System.nanoTime() + w.rampNanos();
@@ -47,7 +51,7 @@ class JobRampTest {
     @Test
     void completionDrivenRampIsRecordedApartFromTheWindow() throws Exception {
         Workload w = workload("--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=1200ms", "--ramp_time=300ms");
-        try (Controller c = Nvme.connect(target.uri())) {
+        try (Controller c = Nvme.connect(target.uri("queues=1&depth=8"))) {
             Job job = run(w, c);
             assertRampApart(job, 2);
         }
@@ -58,7 +62,7 @@ class JobRampTest {
         // --rate_iops: the job thread issues and records (no completion-driven mode)
         Workload w = workload(
                 "--rw=randread", "--bs=4k", "--iodepth=4", "--runtime=1200ms", "--ramp_time=300ms", "--rate_iops=2000");
-        try (Controller c = Nvme.connect(target.uri())) {
+        try (Controller c = Nvme.connect(target.uri("queues=1&depth=8"))) {
             Job job = run(w, c);
             assertRampApart(job, 2);
         }
