@@ -221,7 +221,7 @@ final class Job implements IoCallback, Runnable {
      * random generator and the cursors belong to the queue's thread.
      */
     private void runInline() {
-        stats.startRamp(System.nanoTime());
+        stats.startRamp(System.nanoTime(), rampEnd);
         int depth = io.length;
         boolean[] firstIsRead = new boolean[depth];
         long[] firstUnit = new long[depth];
@@ -271,7 +271,7 @@ final class Job implements IoCallback, Runnable {
     private void runTimed() {
         long rateGap = w.rateIops() > 0 ? 1_000_000_000L / w.rateIops() : 0;
         long nextIssue = System.nanoTime();
-        stats.startRamp(nextIssue);
+        stats.startRamp(nextIssue, rampEnd);
         while (true) {
             long now = System.nanoTime();
             boolean measuring = now - measureStart >= 0;
@@ -488,9 +488,9 @@ final class Job implements IoCallback, Runnable {
         long slat = u.t1 - u.t0;
         long lat = u.tc - u.t0;
         long clat = Math.max(0, u.tc - u.t1);
-        // An I/O issued before the window (during the ramp) goes to the ramp's statistics: index 1, the sign bit of
-        // t0 - measureStart, rather than a branch (JobStats#sink says why). A verify run has no ramp.
-        int ramp = w.verify() ? 0 : (int) ((u.t0 - measureStart) >>> 63);
-        stats.sink(u.isRead, ramp).record(slat, clat, lat, w.bs(), u.tc);
+        // An I/O issued before the window (during the ramp) goes to the ramp's statistics (JobStats#sink); a verify
+        // run has no ramp.
+        DirStats sink = w.verify() ? stats.window(u.isRead) : stats.sink(u.isRead, u.t0, measureStart);
+        sink.record(slat, clat, lat, w.bs(), u.tc);
     }
 }

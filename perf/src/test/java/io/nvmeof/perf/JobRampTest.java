@@ -13,7 +13,8 @@ import picocli.CommandLine;
 
 /**
  * A timed job records the I/Os of its ramp through the same code as those of its window, into statistics of their
- * own that are never reported: the window counts only I/Os issued after it opened, and its IOPS samples start there.
+ * own that are never reported (one set per half of the ramp): the window counts only I/Os issued after it opened,
+ * and its IOPS samples start there.
  */
 class JobRampTest {
     @RegisterExtension
@@ -69,13 +70,15 @@ class JobRampTest {
     }
 
     private static void assertRampApart(Job job, int samples) {
-        assertTrue(job.stats.rampRead.ios > 0, "the ramp's I/Os went through the recording code");
+        JobStats s = job.stats;
+        assertTrue(s.earlyRampRead.ios > 0, "the first half of the ramp went through the recording code");
+        assertTrue(s.rampRead.ios > 0, "the second half of the ramp went through the recording code");
         assertTrue(job.read.ios > 0, "the window counted I/Os");
-        assertEquals(0, job.stats.rampWrite.ios + job.write.ios, "a read-only job records no writes");
+        assertEquals(0, s.earlyRampWrite.ios + s.rampWrite.ios + job.write.ios, "a read-only job records no writes");
         assertTrue(
-                job.read.ios + job.stats.rampRead.ios <= job.progressIos.get(),
-                "no I/O is counted twice: " + job.read.ios + " + " + job.stats.rampRead.ios + " of "
-                        + job.progressIos.get());
+                job.read.ios + s.rampRead.ios + s.earlyRampRead.ios <= job.progressIos.get(),
+                "no I/O is counted twice: " + job.read.ios + " + " + s.rampRead.ios + " + " + s.earlyRampRead.ios
+                        + " of " + job.progressIos.get());
         // the window's IOPS samples run from its own start: 1.2 s holds two whole 500 ms intervals
         assertEquals(samples, job.read.sampleCount, "IOPS samples of the window");
         assertEquals(1_200_000_000L, job.read.runtimeNanos, "the window is the runtime");
