@@ -228,7 +228,9 @@ public final class FioOutput {
         putNumber(per, "initiator", r.initiatorCpuPerIo());
         putNumber(per, "target", r.targetCpuPerIo());
         ObjectNode cpu = o.putObject("cpu");
-        cpu.set("initiator", cpuNode(r.initiatorCpu(), r.windowNanos()));
+        ObjectNode initiator = cpuNode(r.initiatorCpu(), r.windowNanos());
+        initiator.put("jit_ms", r.initiatorJitMillis());
+        cpu.set("initiator", initiator);
         if (r.targetCpu() != null) {
             ObjectNode t = cpuNode(r.targetCpu(), r.windowNanos());
             t.put("commands", r.targetCommands());
@@ -268,6 +270,20 @@ public final class FioOutput {
             o.put("failure", r.failure());
         }
         return o;
+    }
+
+    /**
+     * The text report's line on the initiator's JIT: how long it compiled inside the window, with a hint when that
+     * was more than 1 % of the window (the compiler threads then took the I/O threads' cores away from them).
+     */
+    static String jitLine(long jitMillis, long windowNanos) {
+        if (jitMillis < 0) {
+            return String.format(Locale.ROOT, "  jit          : unknown (this JVM does not time its compilers)%n");
+        }
+        String hint = jitMillis * 1_000_000L * 100 > windowNanos
+                ? " (more than 1 % of the window: the JIT was still warming up; a longer --ramp_time leaves it out)"
+                : "";
+        return String.format(Locale.ROOT, "  jit          : %d ms compiling in the window%s%n", jitMillis, hint);
     }
 
     private static ObjectNode cpuNode(CpuSample s, long window) {
@@ -313,6 +329,7 @@ public final class FioOutput {
                 100.0 * r.initiatorCpu().userNanos() / r.windowNanos(),
                 100.0 * r.initiatorCpu().systemNanos() / r.windowNanos(),
                 (double) r.initiatorCpu().totalNanos() / r.windowNanos()));
+        sb.append(jitLine(r.initiatorJitMillis(), r.windowNanos()));
         sb.append(String.format(
                 Locale.ROOT,
                 "  nvmeof       : setup=%s (%s%s), target=%s%s%n",

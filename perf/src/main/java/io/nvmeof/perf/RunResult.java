@@ -8,6 +8,8 @@ import java.util.List;
  * @param jobs          per job, in order
  * @param total         all jobs together (fio's group)
  * @param initiatorCpu  this process's CPU over the measured window
+ * @param initiatorJitMillis time this JVM's JIT compilers spent compiling during the window (-1: unknown); part of
+ *                      initiatorCpu, and a sign that the ramp was too short for the JIT to finish
  * @param targetCpu     the target's CPU over the window (null: unknown, see targetUnknown)
  * @param targetCommands commands the target completed in the window (-1: unknown)
  * @param targetUnknown why the target's CPU is unknown (null if known)
@@ -29,6 +31,7 @@ public record RunResult(
         List<JobResult> jobs,
         JobResult total,
         CpuSample initiatorCpu,
+        long initiatorJitMillis,
         CpuSample targetCpu,
         long targetCommands,
         String targetUnknown,

@@ -203,6 +203,7 @@ public final class Runner {
             }
             TargetStats.Reading tBefore = null;
             CpuSample iBefore = null;
+            long jitBefore = -1;
             for (Thread t : threads) {
                 t.start();
             }
@@ -214,6 +215,7 @@ public final class Runner {
                 sleepUntil(rampEnd, jobs, lost);
                 tBefore = readStats(admin);
                 iBefore = CpuSample.self();
+                jitBefore = JitTime.millis();
                 if (!w.verify()) {
                     end = iBefore.clockNanos() + w.runtimeNanos();
                 }
@@ -221,10 +223,12 @@ public final class Runner {
                     j.openWindow(iBefore.clockNanos(), end); // count only I/Os issued after both samples
                 }
                 CpuSample iAfter;
+                long jitAfter;
                 TargetStats.Reading tAfter;
                 if (!w.verify()) {
                     sleepUntil(end, jobs, lost); // the window ends now (or a job failed): sample, let the jobs drain
                     iAfter = CpuSample.self();
+                    jitAfter = JitTime.millis();
                     tAfter = readStats(admin);
                     for (Thread t : threads) {
                         t.join(Math.max(1000, ns0.commandTimeout().toMillis() + 5000));
@@ -234,6 +238,7 @@ public final class Runner {
                         t.join();
                     }
                     iAfter = CpuSample.self();
+                    jitAfter = JitTime.millis();
                     tAfter = readStats(admin);
                 }
                 String failure = lost.get();
@@ -288,6 +293,7 @@ public final class Runner {
                         results,
                         new RunResult.JobResult("All jobs", w.numjobs(), tr, tw),
                         iCpu,
+                        JitTime.between(jitBefore, jitAfter),
                         tCpu,
                         tCommands,
                         unknown,

@@ -109,10 +109,24 @@ class RunTest {
         assertFalse(n.get("target_embedded").asBoolean());
         assertTrue(n.get("cpu_us_per_io").get("initiator").isNumber());
         assertTrue(n.get("cpu_us_per_io").get("target").isNumber(), "our target: known over the fabric");
+        assertTrue(
+                n.get("cpu").get("initiator").get("jit_ms").asLong(-1) >= 0,
+                "the JIT's compile time in the window: " + n.get("cpu").get("initiator"));
         JsonNode t = n.get("cpu").get("target");
         assertTrue(t.get("commands").asLong() >= totalIos, "target counted at least the measured I/Os");
         assertTrue(n.get("machine").get("cores").asInt() >= 1);
         assertTrue(n.get("machine").get("cpu_model").isTextual());
+    }
+
+    @Test
+    void jitLineHintsAtALongerRampWhenTheJitTookMoreThanOnePercentOfTheWindow() {
+        long window = 10_000_000_000L; // 10 s
+        assertEquals(
+                String.format("  jit          : 100 ms compiling in the window%n"), FioOutput.jitLine(100, window));
+        String busy = FioOutput.jitLine(101, window);
+        assertTrue(busy.startsWith("  jit          : 101 ms compiling in the window (more than 1 %"), busy);
+        assertTrue(busy.contains("--ramp_time"), busy);
+        assertTrue(FioOutput.jitLine(-1, window).contains("unknown"));
     }
 
     private static List<String> iterable(java.util.Iterator<String> it) {
@@ -153,6 +167,7 @@ class RunTest {
         assertTrue(h.out().contains("clat percentiles"), h.out());
         assertTrue(h.out().contains("99.00th=["), h.out());
         assertTrue(h.out().contains("cpu per I/O  : initiator="), h.out());
+        assertTrue(h.out().contains(" ms compiling in the window"), h.out());
         assertTrue(h.out().contains("Run status group 0 (all jobs):"), h.out());
         assertTrue(h.out().contains("WRITE: bw="), h.out());
         // 200 IOPS for 0.3 s: about 60 writes, certainly not thousands
