@@ -36,8 +36,10 @@ def ours(out, name):
     job = j["jobs"][0]
     d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
     p = d["clat_ns"]["percentile"]
+    jit = j.get("nvmeof", {}).get("cpu", {}).get("initiator", {}).get("jit_ms", -1)
     return with_cpu(out, name, {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3,
-                                "p99": p.get("99.000000", 0) / 1e3, "p9999": p.get("99.990000", 0) / 1e3})
+                                "p99": p.get("99.000000", 0) / 1e3, "p9999": p.get("99.990000", 0) / 1e3,
+                                "jit": jit})
 
 
 def spdk(out, name):
@@ -82,6 +84,8 @@ def fmt(cell, r):
     text = f"**{r['p50']:.1f} µs** ({tail})" if cell == "qd1" else f"**{r['iops'] / 1e3:.1f}K** ({tail})"
     if "cpu_t" in r:
         text += f"; CPU/IO i {r['cpu_i']:.2f} t {r['cpu_t']:.2f} µs"
+    if r.get("jit", 0) > 0:  # our initiator's JIT still compiling inside the window
+        text += f"; JIT {r['jit']} ms"
     return text
 
 
@@ -110,7 +114,8 @@ def round_tables(out, cells, modes):
     print(f"Floor (loopback TCP ping-pong, 4 KiB read exchange, same cores): poll p50 {fp[0]} µs p99 {fp[1]} µs "
           f"({fp[2]} rt/s), block p50 {fb[0]} µs p99 {fb[1]} µs ({fb[2]} rt/s)\n")
     print("Each figure: IOPS (QD1: p50 completion latency) with p99 and p99.99, and the CPU per I/O of the initiator "
-          "(i) and the target (t) process: utime+stime from /proc/PID/stat inside the window, divided by the I/Os.\n")
+          "(i) and the target (t) process: utime+stime from /proc/PID/stat inside the window, divided by the I/Os; "
+          "for our initiator, the time its JIT still compiled inside the window, if any (JIT).\n")
     print("| 4 KiB unless noted | " + " | ".join(c[0] for c in cols) + " | floor |")
     print("|---|" + "---|" * (len(cols) + 1))
     for cell in cells:
