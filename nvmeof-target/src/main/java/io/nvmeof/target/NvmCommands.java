@@ -70,7 +70,8 @@ final class NvmCommands {
      * Enters a write that changes namespace memory; false if a fused pair runs, and then the caller hands the command
      * to {@link #retryLater} (FusedGate: the write waits, the thread does not). Pair with {@link #endWrite()}. Takes no
      * retry task itself, so that a write allocates none unless it has to wait (a capturing lambda built on every write
-     * is only free where C2's escape analysis removes it: 12 B per I/O in the interpreter and C1).
+     * is only free where C2's escape analysis removes it: 24 B per write in the interpreter, C1 code and after a
+     * deoptimization).
      */
     private boolean beginWrite() {
         writing.enter();
