@@ -205,9 +205,12 @@ public final class CompareCommand implements Callable<Integer> {
                         list.add(new Cell(r, null));
                         err.printf(
                                 Locale.ROOT,
-                                "%s IOPS, p99 %.1f us%s%n",
+                                "%s IOPS, p99 %.1f us%s%s%n",
                                 Units.count(r.iops()),
                                 r.clatPercentile(99) / 1000.0,
+                                JitTime.significant(r.initiatorJitMillis(), r.windowNanos())
+                                        ? ", JIT compiling " + r.initiatorJitMillis() + " ms of it"
+                                        : "",
                                 r.failure() != null ? ", FAILED: " + r.failure() : "");
                     } catch (NvmeException e) {
                         // cannot connect with this setup (e.g. the engine is missing on this kernel): skip the rest
@@ -237,6 +240,34 @@ public final class CompareCommand implements Callable<Integer> {
     }
 
     // ---- outputs ----
+
+    /**
+     * The cells whose window held more than 1 % of JIT compiling (this process's compilers, which share the cores of
+     * its I/O threads), or "" if none did.
+     */
+    static String jitNote(Comparison c) {
+        StringBuilder cells = new StringBuilder();
+        for (Setup s : c.setups) {
+            List<Cell> list = c.cells.get(s.name());
+            for (int i = 0; i < list.size(); i++) {
+                RunResult r = list.get(i).result;
+                if (r != null && JitTime.significant(r.initiatorJitMillis(), r.windowNanos())) {
+                    cells.append(cells.length() == 0 ? "" : ", ")
+                            .append(s.name())
+                            .append(' ')
+                            .append(c.points.get(i).label())
+                            .append(" (")
+                            .append(r.initiatorJitMillis())
+                            .append(" ms)");
+                }
+            }
+        }
+        if (cells.length() == 0) {
+            return "";
+        }
+        return "\nthe initiator's JIT compiled for more than 1 % of the window in: " + cells
+                + "; those figures include its warm-up (a longer --ramp_time leaves it out)\n";
+    }
 
     static String table(Comparison c) {
         StringBuilder sb = new StringBuilder();
@@ -305,6 +336,7 @@ public final class CompareCommand implements Callable<Integer> {
         if (!c.unavailable.isEmpty()) {
             sb.append('\n');
         }
+        sb.append(jitNote(c));
         for (Setup s : c.setups) {
             for (Cell cell : c.cells.get(s.name())) {
                 if (cell.result != null && cell.result.targetCpu() == null) {

@@ -280,7 +280,7 @@ public final class FioOutput {
         if (jitMillis < 0) {
             return String.format(Locale.ROOT, "  jit          : unknown (this JVM does not time its compilers)%n");
         }
-        String hint = jitMillis * 1_000_000L * 100 > windowNanos
+        String hint = JitTime.significant(jitMillis, windowNanos)
                 ? " (more than 1 % of the window: the JIT was still warming up; a longer --ramp_time leaves it out)"
                 : "";
         return String.format(Locale.ROOT, "  jit          : %d ms compiling in the window%s%n", jitMillis, hint);

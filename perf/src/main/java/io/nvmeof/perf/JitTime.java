@@ -20,6 +20,14 @@ final class JitTime {
         return jit.getTotalCompilationTime();
     }
 
+    /**
+     * Whether {@code jitMillis} of compiling is more than 1 % of a window of {@code windowNanos}: enough to say that the
+     * JIT was still warming up, and that a longer ramp would leave it out.
+     */
+    static boolean significant(long jitMillis, long windowNanos) {
+        return jitMillis * 1_000_000L * 100 > windowNanos;
+    }
+
     /** Milliseconds spent compiling between two readings of {@link #millis}; -1 if either is unknown. */
     static long between(long before, long after) {
         return before < 0 || after < 0 ? -1 : after - before;

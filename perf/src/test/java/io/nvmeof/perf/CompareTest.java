@@ -174,6 +174,69 @@ class CompareTest {
                 table);
     }
 
+    /** {@code r} as if its initiator's JIT had compiled for {@code jitMillis} of its window. */
+    private static RunResult withJit(RunResult r, long jitMillis) {
+        return new RunResult(
+                r.workload(),
+                r.setup(),
+                r.targetUri(),
+                r.embeddedTarget(),
+                r.jobs(),
+                r.total(),
+                r.initiatorCpu(),
+                jitMillis,
+                r.targetCpu(),
+                r.targetCommands(),
+                r.targetUnknown(),
+                r.windowNanos(),
+                r.startMillis(),
+                r.failure(),
+                r.blockSize(),
+                r.targetCpus(),
+                r.reconnects(),
+                r.failovers(),
+                r.topology(),
+                r.idle());
+    }
+
+    /** {@code c} with each run's JIT time set: {@code percentOfFirst} % of the window for tcp's first point, 1 % else. */
+    private static CompareCommand.Comparison withJit(CompareCommand.Comparison c, int percentOfFirst) {
+        Map<String, List<CompareCommand.Cell>> cells = new LinkedHashMap<>();
+        for (Map.Entry<String, List<CompareCommand.Cell>> e : c.cells().entrySet()) {
+            List<CompareCommand.Cell> list = new ArrayList<>();
+            for (int i = 0; i < e.getValue().size(); i++) {
+                CompareCommand.Cell cell = e.getValue().get(i);
+                RunResult r = cell.result();
+                int percent = e.getKey().equals("tcp") && i == 0 ? percentOfFirst : 1;
+                list.add(
+                        r == null
+                                ? cell
+                                : new CompareCommand.Cell(
+                                        withJit(r, r.windowNanos() / 1_000_000 * percent / 100), null));
+            }
+            cells.put(e.getKey(), list);
+        }
+        return new CompareCommand.Comparison(
+                c.points(), c.setups(), c.unavailable(), cells, false, c.target(), c.machine(), c.startMillis());
+    }
+
+    @Test
+    void tableNamesTheCellsWhoseWindowHeldMoreThanOnePercentOfJitCompiling() throws Exception {
+        CompareCommand.Comparison c = comparison();
+        CompareCommand.Comparison jitty = withJit(c, 2);
+        String table = CompareCommand.table(jitty);
+        long ms = jitty.cell(Setup.named("tcp"), 0).result().initiatorJitMillis();
+        assertTrue(ms > 0, "2 % of the window");
+        assertTrue(
+                table.contains("the initiator's JIT compiled for more than 1 % of the window in: tcp "
+                        + c.points().get(0).label() + " (" + ms + " ms); "),
+                table);
+        assertTrue(table.contains("a longer --ramp_time leaves it out"), table);
+        // 1 % exactly is not more than 1 %: no note
+        assertEquals("", CompareCommand.jitNote(withJit(c, 1)));
+        assertFalse(CompareCommand.table(withJit(c, 1)).contains("JIT"));
+    }
+
     // ---- the HTML report, rendered by headless Chromium and looked at ----
 
     static String chromium() throws Exception {
