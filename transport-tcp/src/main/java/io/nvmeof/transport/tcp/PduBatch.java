@@ -79,13 +79,17 @@ final class PduBatch extends ChannelOutboundHandlerAdapter {
         }
     }
 
-    /** The PDUs gathered since the last hand-over go to Netty as a retained slice; the batch stays for more. */
+    /**
+     * The PDUs gathered since the last hand-over go to Netty as a retained slice; the batch stays for more. The bytes
+     * count as handed over before the write: a flush that the write sets off (an {@code EmbeddedChannel} runs its
+     * pending tasks inside a write; a handler may flush on a writability change) must not hand them over again.
+     */
     private void handOverSlice() {
         ByteBuf b = batch;
         if (b != null && b.writerIndex() > sliced) {
-            int end = b.writerIndex();
-            ctx.write(b.retainedSlice(sliced, end - sliced), ctx.voidPromise());
-            sliced = end;
+            int start = sliced;
+            sliced = b.writerIndex();
+            ctx.write(b.retainedSlice(start, sliced - start), ctx.voidPromise());
         }
     }
 

@@ -124,6 +124,31 @@ class PduBatchTest {
         assertEquals(2, allocations(), "a new batch after the flush");
     }
 
+    /**
+     * A flush set off by the write that hands the gathered PDUs over as a slice (an {@code EmbeddedChannel} runs its
+     * pending tasks at the end of a write, and a pending flush task is one) sends them once, not again with the batch.
+     */
+    @Test
+    void aFlushInsideTheSlicesWriteDoesNotSendItsPdusAgain() {
+        append(24, 1);
+        channel.write(Unpooled.wrappedBuffer(new byte[] {9, 9, 9}));
+        append(24, 2);
+        channel.eventLoop().execute(channel::flush);
+        // Through the pipeline as a handler writes (EmbeddedChannel's own write would hold its tasks back): the
+        // channel runs the pending flush inside the slice's write, before the batch has returned from it.
+        channel.pipeline().write(Unpooled.wrappedBuffer(new byte[] {8, 8}));
+        channel.flush();
+        byte[] first = readMessage();
+        assertEquals(24, first.length);
+        assertEquals(1, first[0]);
+        assertEquals(3, readMessage().length);
+        byte[] second = readMessage();
+        assertEquals(24, second.length);
+        assertEquals(2, second[0]);
+        assertEquals(2, readMessage().length);
+        assertNull(channel.readOutbound(), "the second header went once");
+    }
+
     /** Every PDU went as a slice before the flush: the batch itself has nothing left and is only released. */
     @Test
     void aBatchSlicedToTheEndIsReleasedAtTheFlush() {
