@@ -249,8 +249,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         } catch (RuntimeException e) {
             // A bug, never bad input: do not let it reach other connections; close this one.
             LOG.log(System.Logger.Level.ERROR, "NVMe/TCP decoder failure on " + ctx.channel(), e);
-            state = State.FAILED;
-            in.skipBytes(in.readableBytes());
+            stop(in);
             ctx.fireExceptionCaught(e);
             ctx.close();
         }
@@ -450,8 +449,7 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
             String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message
                     + " -> closing the connection";
             LOG.log(System.Logger.Level.WARNING, text);
-            state = State.FAILED;
-            in.skipBytes(in.readableBytes());
+            stop(in);
             ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, 0, 0));
             ctx.close();
             return false;
@@ -459,9 +457,9 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
         String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message + " -> "
                 + PduHeader.typeName(termReqType) + " FES " + fes + " (" + TermReqPdu.fesName(fes) + ") FEI " + fei;
         LOG.log(System.Logger.Level.WARNING, text);
-        TermReqSender.send(ctx, termReqType, fes, fei, in, start, copiedHeaderLength(in));
-        state = State.FAILED;
-        in.skipBytes(in.readableBytes());
+        int copied = copiedHeaderLength(in);
+        stop(in); // the offending header stays in the buffer, at its index, for the TermReq to copy
+        TermReqSender.send(ctx, termReqType, fes, fei, in, start, copied);
         ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, fes, fei));
         return false;
     }
@@ -469,10 +467,19 @@ public final class NvmeTcpPduDecoder extends ByteToMessageDecoder {
     private boolean closeSilently(ChannelHandlerContext ctx, ByteBuf in, String message) {
         String text = "NVMe/TCP protocol fault from " + ctx.channel().remoteAddress() + ": " + message;
         LOG.log(System.Logger.Level.WARNING, text);
-        state = State.FAILED;
-        in.skipBytes(in.readableBytes());
+        stop(in);
         ctx.fireExceptionCaught(new NvmeTcpProtocolException(text, 0, 0));
         ctx.close();
         return false;
+    }
+
+    /**
+     * Stops decoding this connection and drops the rest of its input; first, before anything that may close the
+     * channel: a close can deliver channel-inactive at once (an {@code EmbeddedChannel} runs its pending tasks at the
+     * end of a write or a close), and the decoder then runs again on what is left of the read and releases it.
+     */
+    private void stop(ByteBuf in) {
+        state = State.FAILED;
+        in.skipBytes(in.readableBytes());
     }
 }

@@ -632,6 +632,36 @@ class NvmeTcpTargetHandlerTest {
         h.assertClean();
     }
 
+    /**
+     * A fault whose TermReq write closes the connection at once, inside the decoder's fault handling (an
+     * {@code EmbeddedChannel} runs its pending tasks, the channel-inactive event among them, at the end of a write
+     * and a close made by a handler): one TermReq, the rest of the read dropped, no second fault, nothing leaked. (The
+     * queue's close comes before the decoder reports the fault here, so its cause is not checked; on a socket the
+     * close's events come later.)
+     */
+    @Test
+    void aCloseInsideTheTermReqsWriteEndsTheQueueOnce() {
+        TargetHarness h = connected(1, 0, 0);
+        byte[] capsule = Bytes.capsule(Bytes.sqe(0x18, 1, 0x5A, 0), null, false, false);
+        capsule[0] = 0x18; // no such PDU type
+        byte[] twice = new byte[2 * capsule.length];
+        System.arraycopy(capsule, 0, twice, 0, capsule.length);
+        System.arraycopy(capsule, 0, twice, capsule.length, capsule.length);
+        h.read(twice); // through the pipeline as a socket read comes, not EmbeddedChannel's writeInbound
+        h.endReadBurst();
+        List<byte[]> pdus = h.drainPdus();
+        assertEquals(1, pdus.size(), "one C2HTermReq");
+        assertTermReq(pdus.get(0), 1, 0);
+        assertFalse(h.channel.isOpen());
+        assertEquals(1, h.core.closes, "the queue closed once");
+        try {
+            h.channel.checkException(); // the fault's report, after the handlers left the closed pipeline
+        } catch (Exception e) { // rethrown as it was recorded, a checked exception among them
+            assertEquals(1, assertInstanceOf(NvmeTcpProtocolException.class, e).fes());
+        }
+        h.assertClean();
+    }
+
     @Test
     void capsuleBeforeIcReqIsASequenceError() {
         TargetHarness h = new TargetHarness();
