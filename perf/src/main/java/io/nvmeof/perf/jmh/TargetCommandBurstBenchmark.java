@@ -26,6 +26,7 @@ import io.nvmeof.transport.tcp.TcpTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -217,7 +218,7 @@ public class TargetCommandBurstBenchmark {
         c.sqe().connect(0, qid, sqsize, 0, 0);
         ConnectData data = new ConnectData();
         data.wrap(c.data(), 0);
-        data.hostId(UUID.nameUUIDFromBytes(HOST_NQN.getBytes()))
+        data.hostId(UUID.nameUUIDFromBytes(HOST_NQN.getBytes(StandardCharsets.US_ASCII)))
                 .cntlid(cntlid)
                 .subNqn(NQN)
                 .hostNqn(HOST_NQN);
