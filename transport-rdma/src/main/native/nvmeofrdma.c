@@ -17,6 +17,9 @@
  * CM events: _getCmEvent copies what the provider needs from the event (private data, status, conn params) into a
  * per-id record hung from rdma_cm_id->context and acks the event at once (DiSNI's _ackCmEvent only gets the event type,
  * so it cannot name the event to ack). Acking early also keeps rdma_destroy_id from blocking on an unacked event.
+ * Once acked, the event's id may be destroyed by another thread and a new id may get its address before Java dispatches
+ * the event; so every record carries a serial, and _getCmEvent leaves the serial of the id the event is dispatched by
+ * for NativeCm.eventSerial (the provider compares it with the one it registered the id under).
  */
 #include <jni.h>
 #include <errno.h>
@@ -32,8 +35,9 @@
 #define DISNI_JVERBS_VERSION 32 /* NativeDispatcher.JVERBS_VERSION in DiSNI 2.1 */
 #define PDATA_MAX 256
 
-/* What the last CM event on an id carried. */
+/* What the last CM event on an id carried, and which id this is (serials are never reused; addresses are). */
 struct id_info {
+    uint64_t serial;
     int event;
     int status;
     int pdata_len;
@@ -44,6 +48,10 @@ struct id_info {
 
 #define P(x) ((void *) (intptr_t) (x))
 #define J(x) ((jlong) (intptr_t) (x))
+
+static uint64_t last_serial;
+/* The serial of the id the calling thread's last _getCmEvent is dispatched by (0: none); only the CM event thread. */
+static __thread uint64_t event_serial;
 
 static void throw_io(JNIEnv *env, const char *what, int err) {
     char msg[256];
@@ -67,9 +75,15 @@ static struct id_info *info_of(struct rdma_cm_id *id, int fresh) {
     if (info == NULL || fresh) {
         /* a connect request's new id inherits the listen id's context: never share it */
         info = calloc(1, sizeof *info);
+        if (info != NULL) info->serial = __atomic_add_fetch(&last_serial, 1, __ATOMIC_RELAXED);
         id->context = info;
     }
     return info;
+}
+
+static uint64_t serial_of(struct rdma_cm_id *id) {
+    struct id_info *info = id == NULL ? NULL : id->context;
+    return info == NULL ? 0 : info->serial;
 }
 
 /* ======================================================================================= DiSNI NativeDispatcher */
@@ -147,6 +161,7 @@ JNIEXPORT jint JNICALL ND(getCmEvent)(JNIEnv *env, jobject self, jlong channel, 
     struct rdma_cm_event *ev = NULL;
     struct id_info *info;
     int type;
+    event_serial = 0;
     if (wait_fd(ch->fd, timeout) <= 0) return -1;
     if (rdma_get_cm_event(ch, &ev)) return -1;
     type = ev->event;
@@ -164,9 +179,11 @@ JNIEXPORT jint JNICALL ND(getCmEvent)(JNIEnv *env, jobject self, jlong channel, 
             info->pdata_len = n;
         }
     }
+    /* a connect request goes to its listener; its new id is known to no one yet */
+    event_serial = serial_of(type == RDMA_CM_EVENT_CONNECT_REQUEST ? ev->listen_id : ev->id);
     *(int64_t *) P(listenIdOut) = J(ev->listen_id);
     *(int64_t *) P(idOut) = J(ev->id);
-    rdma_ack_cm_event(ev);
+    rdma_ack_cm_event(ev); /* from here on, ev->id and ev->listen_id may be destroyed by another thread */
     return type;
 }
 
@@ -414,6 +431,12 @@ JNIEXPORT jbyteArray JNICALL NC(eventPrivateData)(JNIEnv *env, jclass cls, jlong
     if (out != NULL && len > 0) (*env)->SetByteArrayRegion(env, out, 0, len, (jbyte *) info->pdata);
     return out;
 }
+
+/* The serial of a live id (its owner asks, e.g. when registering it for events). */
+JNIEXPORT jlong JNICALL NC(idSerial)(JNIEnv *env, jclass cls, jlong id) { return (jlong) serial_of(P(id)); }
+
+/* The serial of the id the calling thread's last _getCmEvent is to be dispatched by (see the top of this file). */
+JNIEXPORT jlong JNICALL NC(eventSerial)(JNIEnv *env, jclass cls) { return (jlong) event_serial; }
 
 /* {event, status, responder_resources, initiator_depth} of the last event on this id. */
 JNIEXPORT jintArray JNICALL NC(eventInfo)(JNIEnv *env, jclass cls, jlong id) {

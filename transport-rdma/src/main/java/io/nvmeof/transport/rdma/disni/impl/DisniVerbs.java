@@ -52,11 +52,16 @@ public final class DisniVerbs implements RdmaProvider {
         void onCmEvent(int event, RdmaCmId id);
     }
 
+    /** An endpoint and the serial of the id it is registered for ({@link NativeCm#idSerial}). */
+    private record Registration(long serial, Endpoint endpoint) {}
+
     final RdmaCm cm;
     final RdmaVerbs verbs;
     private final RdmaEventChannel channel;
     private final String devices;
-    private final Map<Long, Endpoint> endpoints = new ConcurrentHashMap<>();
+    /** By the id's address; the serial tells a destroyed id's late event from one for a new id at that address. */
+    private final Map<Long, Registration> endpoints = new ConcurrentHashMap<>();
+
     private final Map<Long, DisniProtectionDomain> pds = new ConcurrentHashMap<>();
     private final Thread eventThread;
     private volatile boolean closed;
@@ -138,19 +143,19 @@ public final class DisniVerbs implements RdmaProvider {
                 continue;
             }
             int type = ev.getEvent();
+            long serial = NativeCm.eventSerial();
             RdmaCmId id = ev.getConnIdPriv();
             try {
                 if (type == CONNECT_REQUEST) {
-                    RdmaCmId listenId = ev.getListenIdPriv();
-                    Endpoint listener = listenId == null ? null : endpoints.get(objId(listenId));
+                    Endpoint listener = endpointOf(ev.getListenIdPriv(), serial);
                     if (listener == null) {
                         NativeCm.reject(objId(id), null);
                         cm.destroyCmId(id);
                     } else {
                         listener.onCmEvent(type, id);
                     }
-                } else if (id != null) {
-                    Endpoint e = endpoints.get(objId(id));
+                } else {
+                    Endpoint e = endpointOf(id, serial);
                     if (e != null) {
                         e.onCmEvent(type, id);
                     }
@@ -161,8 +166,19 @@ public final class DisniVerbs implements RdmaProvider {
         }
     }
 
+    /** From the thread that owns {@code id} (it is alive). */
     void register(RdmaCmId id, Endpoint e) {
-        endpoints.put(objId(id), e);
+        long key = objId(id);
+        endpoints.put(key, new Registration(NativeCm.idSerial(key), e));
+    }
+
+    /**
+     * The endpoint of the id an event came on: none if it is not registered, or if the registration is for a newer id
+     * at the same address (the event's id was destroyed after the library acked the event).
+     */
+    private Endpoint endpointOf(RdmaCmId id, long eventSerial) {
+        Registration r = id == null ? null : endpoints.get(objId(id));
+        return r != null && r.serial() == eventSerial ? r.endpoint() : null;
     }
 
     void unregister(RdmaCmId id) {

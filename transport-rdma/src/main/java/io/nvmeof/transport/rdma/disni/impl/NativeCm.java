@@ -49,6 +49,20 @@ final class NativeCm {
     /** rdma_reject with private data (IB CM carries at most 148 bytes; reason "consumer defined"). */
     static native void reject(long id, byte[] privateData) throws IOException;
 
+    /**
+     * The serial of a live {@code id}: unlike its address, which a new id may get once it is destroyed, never given to
+     * another id.
+     */
+    static native long idSerial(long id);
+
+    /**
+     * The serial of the id that the calling thread's last DiSNI {@code getCmEvent} is dispatched by (the listener's
+     * for a connect request; 0 if there was no event). The library acks the event before DiSNI returns it, so by then
+     * another thread may have destroyed that id and a new one may have its address: an event goes to the endpoint
+     * registered under its address only if that endpoint's id has this serial.
+     */
+    static native long eventSerial();
+
     /** The private data of the last CM event on {@code id}, as delivered (IB CM pads it to the message's size). */
     static native byte[] eventPrivateData(long id);
 
