@@ -48,20 +48,21 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * The target side of 4 KiB reads or writes at queue depth 32 without a network, the counterpart of
- * {@link HostWriteBurstBenchmark}: the real NVMe/TCP controller pipeline in an {@link EmbeddedChannel} in front of a
- * real {@link NvmeTarget} with a RAM namespace. One operation is one command: a socket read of 32 CapsuleCmds (Read:
- * the command alone; Write: the command and its 4 KiB in the capsule, SGL 0x01, as SPDK's perf and our initiator send
- * them against a 16 KiB IOCCSZ) is decoded, each command is executed against the namespace, the read's end flushes
- * the responses (Read: C2HData header, the data, CapsuleResp, since the host left SQ flow control on; Write:
- * CapsuleResp), and the outbound messages are released as if the socket had written them. The score is the target's
- * CPU per command on its I/O thread, the part of a cell's target half that is ours and not the kernel's.
+ * The target side of 4 KiB reads or writes at queue depth 32 (or {@code depth}) without a network, the counterpart
+ * of {@link HostWriteBurstBenchmark}: the real NVMe/TCP controller pipeline in an {@link EmbeddedChannel} in front of
+ * a real {@link NvmeTarget} with a RAM namespace. One operation is one command: a socket read of 32 ({@code depth})
+ * CapsuleCmds (Read: the command alone; Write: the command and its 4 KiB in the capsule, SGL 0x01, as SPDK's perf
+ * and our initiator send them against a 16 KiB IOCCSZ) is decoded, each command is executed against the namespace,
+ * the read's end flushes the responses (Read: C2HData header, the data, CapsuleResp, since the host left SQ flow
+ * control on; Write: CapsuleResp), and the outbound messages are released as if the socket had written them. The
+ * score is the target's CPU per command on its I/O thread, the part of a cell's target half that is ours and not the
+ * kernel's; with {@code depth=1} every command pays the read's and the flush's costs alone, as at queue depth 1.
  *
  * <p>The queue is brought up through the real host queue ({@link TcpHostQueue}) in a second {@code EmbeddedChannel}
  * joined to the first ({@link EmbeddedLink}): ICReq/ICResp, Connect of the admin queue, CC.EN = 1, Number of Queues,
- * Connect of I/O queue 1. The 32 commands of one burst are then captured from the host's output once, and the first
+ * Connect of I/O queue 1. The commands of one burst are then captured from the host's output once, and the first
  * burst's responses go back to the host, which checks each one's status; after that the target reads the same
- * captured burst again and again (the same 32 CIDs and LBAs, each burst answered in full before the next). Each
+ * captured burst again and again (the same CIDs and LBAs, each burst answered in full before the next). Each
  * command has its own LBA, spread over the namespace, written before it is read.
  *
  * <p>Everything runs on one {@code FastThreadLocalThread}, as on an event loop (Netty's recycler pools its objects only
@@ -70,15 +71,17 @@ import org.openjdk.jmh.annotations.TearDown;
  * read in an unforked run). What it leaves out: the socket calls, the kernel's copies and the cache misses of data
  * that a real workload's random LBAs bring.
  *
- * <pre>bin/nvmeof-jmh TargetCommandBurstBenchmark</pre>
+ * <pre>bin/nvmeof-jmh TargetCommandBurstBenchmark
+ * bin/nvmeof-jmh TargetCommandBurstBenchmark -p depth=1 -f 1 -wi 3 -i 5 -prof gc</pre>
  */
 @Fork(jvmArgsAppend = {"-Dio.netty.recycler.chunkSize=256", "-Dio.netty.leakDetection.level=disabled"})
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 public class TargetCommandBurstBenchmark {
-    private static final int DEPTH = 32;
-    private static final int BURSTS = 1000;
+    /** Commands per invocation: {@code COMMANDS / depth} bursts. */
+    private static final int COMMANDS = 32_000;
+
     private static final int BLOCK = 4096;
     private static final long NAMESPACE_BYTES = 64L << 20;
     private static final String NQN = "nqn.2024-01.io.nvmeof:target-burst";
@@ -86,6 +89,10 @@ public class TargetCommandBurstBenchmark {
 
     @Param({"read", "write"})
     public String op;
+
+    /** Commands per socket read (the queue depth): 32, or 1 for what every command pays alone; a divisor of 32. */
+    @Param({"32"})
+    public int depth;
 
     private final PooledByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
     private ExecutorService loop;
@@ -96,7 +103,7 @@ public class TargetCommandBurstBenchmark {
     private EmbeddedChannel controller;
     private TcpHostQueue adminQueue;
     private TcpHostQueue ioQueue;
-    /** One socket read's worth: the 32 CapsuleCmds of a burst, as the host wrote them. */
+    /** One socket read's worth: the CapsuleCmds of a burst, as the host wrote them. */
     private ByteBuf burst;
     /** The argument of {@code writeInbound}: one read. */
     private final Object[] read = new Object[1];
@@ -107,6 +114,9 @@ public class TargetCommandBurstBenchmark {
     public void setUp() throws InterruptedException, ExecutionException {
         if (!op.equals("read") && !op.equals("write")) {
             throw new IllegalArgumentException("op must be read or write: " + op);
+        }
+        if (depth < 1 || 32 % depth != 0) {
+            throw new IllegalArgumentException("depth must divide 32: " + depth);
         }
         loop = Executors.newSingleThreadExecutor(new DefaultThreadFactory("target-burst"));
         loop.submit(this::setUpOnLoop).get();
@@ -156,15 +166,15 @@ public class TargetCommandBurstBenchmark {
         hostIo = channel();
         controller = channel();
         NvmeTcpTargetHandler.install(controller.pipeline(), listener, port, acceptor);
-        ioQueue = TcpHostQueue.install(hostIo.pipeline(), hostOptions(1, DEPTH + 1, cntlid));
+        ioQueue = TcpHostQueue.install(hostIo.pipeline(), hostOptions(1, depth + 1, cntlid));
         ioQueue.maxInCapsuleData(ListenerOptions.DEFAULT_IN_CAPSULE_DATA_SIZE);
         EmbeddedLink io = new EmbeddedLink(hostIo, controller);
         io.exchange();
-        call(io, ioQueue, connect(0, 1, DEPTH, cntlid));
+        call(io, ioQueue, connect(0, 1, depth, cntlid));
 
         long blocks = NAMESPACE_BYTES / BLOCK;
-        SetupCommand[] commands = new SetupCommand[DEPTH];
-        for (int cid = 0; cid < DEPTH; cid++) {
+        SetupCommand[] commands = new SetupCommand[depth];
+        for (int cid = 0; cid < depth; cid++) {
             commands[cid] = new SetupCommand(cid, BLOCK);
             commands[cid].sqe().nsid(1).slba(cid * 509L % blocks).nlb(0);
             commands[cid].sqe().opcode(NvmOpcode.WRITE.code());
@@ -258,7 +268,7 @@ public class TargetCommandBurstBenchmark {
     private void tearDownOnLoop() {
         long done = 0;
         for (NamespaceStats ns : target.stats().namespaces()) {
-            done += op.equals("read") ? ns.io().reads() : ns.io().writes() - DEPTH;
+            done += op.equals("read") ? ns.io().reads() : ns.io().writes() - depth;
         }
         ioQueue.close();
         adminQueue.close();
@@ -267,19 +277,20 @@ public class TargetCommandBurstBenchmark {
         }
         target.close();
         burst.release();
-        if (done != bursts * DEPTH) {
-            throw new IllegalStateException("the target executed " + done + " commands of " + bursts * DEPTH);
+        if (done != bursts * depth) {
+            throw new IllegalStateException("the target executed " + done + " commands of " + bursts * depth);
         }
     }
 
     @Benchmark
-    @OperationsPerInvocation(DEPTH * BURSTS)
+    @OperationsPerInvocation(COMMANDS)
     public long commandBurst() throws InterruptedException, ExecutionException {
         return loop.submit(this::bursts).get();
     }
 
     private long bursts() {
-        for (int i = 0; i < BURSTS; i++) {
+        int n = COMMANDS / depth;
+        for (int i = 0; i < n; i++) {
             // One socket read and its end; writeInbound runs the channel's pending tasks once, after it, not at
             // every write the target makes (EmbeddedChannel's cost, not the target's).
             read[0] = burst.retainedDuplicate();
@@ -288,7 +299,7 @@ public class TargetCommandBurstBenchmark {
                 ReferenceCountUtil.release(o);
             }
         }
-        bursts += BURSTS;
+        bursts += n;
         return bursts;
     }
 }
