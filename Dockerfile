@@ -20,5 +20,5 @@ EXPOSE 4420 9464
 # The same JVM options as bin/nvmeof-target (bin/lib.sh); JAVA_OPTS adds more (e.g. -Xmx or -XX:MaxDirectMemorySize:
 # namespaces live off-heap, so give the container's memory limit room above --memory-budget).
 ENV JAVA_OPTS=""
-ENTRYPOINT ["sh", "-c", "exec java -Xms256m -Xmx1g -XX:+UseG1GC --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.leakDetection.level=disabled -Dio.netty.recycler.chunkSize=256 $JAVA_OPTS -cp '/opt/nvmeof-target/*:/opt/nvmeof-target/lib/*' io.nvmeof.target.daemon.TargetDaemon \"$@\"", "nvmeof-target"]
+ENTRYPOINT ["sh", "-c", "exec java -Xms256m -Xmx1g -XX:+UseG1GC --add-exports java.base/sun.nio.ch=ALL-UNNAMED -Dio.netty.leakDetection.level=disabled -Dio.netty.recycler.chunkSize=256 -Dio.netty.allocator.maxCachedBufferCapacity=65536 $JAVA_OPTS -cp '/opt/nvmeof-target/*:/opt/nvmeof-target/lib/*' io.nvmeof.target.daemon.TargetDaemon \"$@\"", "nvmeof-target"]
 CMD ["--listen", "tcp://0.0.0.0:4420", "--namespace", "size=1G"]

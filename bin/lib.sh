@@ -31,6 +31,10 @@ nvmeof_jvm_opts() {
 # a burst of objects (PDU header buffers, outbound entries: ~100 at queue depth 32) on its own thread; past chunkSize
 # (default 32) they overflow into an MPSC chunked queue that allocates a new chunk on every resize, which JFR showed
 # as the target I/O thread's top allocation at QD32 (young GCs in the measured window; none with 256).
+# allocator.maxCachedBufferCapacity: a socket read's buffer grows to 64 KiB under load (Netty's adaptive guess), and
+# the pooled allocator's per-thread cache keeps only buffers up to 32 KiB by default, so every larger read buffer was
+# taken from and given back to its arena under the arena's lock (async-profiler, our perf at 128 KiB reads). With
+# 64 KiB the read buffers come from the event loop's own cache (transport-tcp/README.md, "Socket reads").
 nvmeof_netty_opts() {
-  echo "-Dio.netty.leakDetection.level=disabled -Dio.netty.recycler.chunkSize=256"
+  echo "-Dio.netty.leakDetection.level=disabled -Dio.netty.recycler.chunkSize=256 -Dio.netty.allocator.maxCachedBufferCapacity=65536"
 }

@@ -166,14 +166,16 @@ public final class EmbeddedTarget implements AutoCloseable {
     public static final String TARGET_JAVA_OPTS = "NVMEOF_TARGET_JAVA_OPTS";
 
     /**
-     * The target JVM's tuning options beyond the heap: Netty's leak detector off and its recycler's chunk size, as the
-     * launchers have them (bin/lib.sh),
+     * The target JVM's tuning options beyond the heap: Netty's leak detector off, its recycler's chunk size and the
+     * largest buffer its allocator's thread caches keep, as the launchers have them (bin/lib.sh),
      * then {@code extra} (the {@value #TARGET_JAVA_OPTS} variable), which wins (a later -D overrides).
      */
     static List<String> jvmOptions(String extra) {
         List<String> o = new ArrayList<>();
         o.add("-Dio.netty.leakDetection.level=disabled");
         o.add("-Dio.netty.recycler.chunkSize=256"); // as bin/lib.sh: no recycler chunk allocation in I/O bursts
+        o.add("-Dio.netty.allocator.maxCachedBufferCapacity=65536"); // as bin/lib.sh: 64 KiB read buffers, no arena
+        // lock
         if (extra != null && !extra.isBlank()) {
             o.addAll(List.of(extra.trim().split("\\s+")));
         }

@@ -64,11 +64,15 @@ class EmbeddedTargetTest {
                 List.of(
                         "-Dio.netty.leakDetection.level=disabled",
                         "-Dio.netty.recycler.chunkSize=256",
+                        "-Dio.netty.allocator.maxCachedBufferCapacity=65536",
                         "-Xlog:gc:file=/tmp/x.log",
                         "-Dfoo=1"),
                 o);
         assertEquals(
-                List.of("-Dio.netty.leakDetection.level=disabled", "-Dio.netty.recycler.chunkSize=256"),
+                List.of(
+                        "-Dio.netty.leakDetection.level=disabled",
+                        "-Dio.netty.recycler.chunkSize=256",
+                        "-Dio.netty.allocator.maxCachedBufferCapacity=65536"),
                 EmbeddedTarget.jvmOptions(null));
     }
 

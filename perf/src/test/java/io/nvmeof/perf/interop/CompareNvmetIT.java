@@ -364,6 +364,7 @@ class CompareNvmetIT {
                 "java.base/sun.nio.ch=ALL-UNNAMED",
                 "-Dio.netty.leakDetection.level=paranoid",
                 "-Dio.netty.recycler.chunkSize=256",
+                "-Dio.netty.allocator.maxCachedBufferCapacity=65536",
                 "-cp",
                 jar + ":" + build.resolve("lib") + "/*",
                 main.group());
