@@ -5,7 +5,8 @@
     vs-spdk-table.py summary DIR...      each ratio to SPDK->SPDK round by round, and the median over the rounds
 
 CELLS and MODES come from the environment, as the script ran them. A round's DIR holds each run's output: our perf's
-JSON (NAME.json), spdk_nvme_perf's text (NAME.txt), the CPU samples (NAME.cpu), the floor and the load average.
+JSON (NAME.json), spdk_nvme_perf's text (NAME.txt), the CPU samples (NAME.cpu), the TCP segments retransmitted during
+the run (NAME.retrans), the floor and the load average.
 """
 import json
 import os
@@ -28,6 +29,15 @@ def with_cpu(out, name, r):
     return r
 
 
+def with_retrans(out, name, r):
+    """The TCP segments the machine retransmitted during the run (vs-spdk.sh's run_measured), if recorded."""
+    try:
+        r["retrans"] = int(open(os.path.join(out, name + ".retrans")).read())
+    except Exception:
+        pass
+    return r
+
+
 def ours(out, name):
     try:
         j = json.load(open(os.path.join(out, name + ".json")))
@@ -37,9 +47,9 @@ def ours(out, name):
     d = job["write"] if job["write"]["total_ios"] > job["read"]["total_ios"] else job["read"]
     p = d["clat_ns"]["percentile"]
     jit = j.get("nvmeof", {}).get("cpu", {}).get("initiator", {}).get("jit_ms", -1)
-    return with_cpu(out, name, {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3,
-                                "p99": p.get("99.000000", 0) / 1e3, "p9999": p.get("99.990000", 0) / 1e3,
-                                "jit": jit})
+    return with_retrans(out, name, with_cpu(out, name, {"iops": d["iops"], "p50": p.get("50.000000", 0) / 1e3,
+                                                        "p99": p.get("99.000000", 0) / 1e3,
+                                                        "p9999": p.get("99.990000", 0) / 1e3, "jit": jit}))
 
 
 def spdk(out, name):
@@ -54,7 +64,7 @@ def spdk(out, name):
     for key, pct in (("p50", "50.00000"), ("p99", "99.00000"), ("p9999", "99.99000")):
         pm = re.search(r"^\s*" + re.escape(pct) + r"%\s*:\s*([\d.]+)us", text, re.M)
         r[key] = float(pm.group(1)) if pm else 0
-    return with_cpu(out, name, r)
+    return with_retrans(out, name, with_cpu(out, name, r))
 
 
 def columns(out, modes):
@@ -86,6 +96,8 @@ def fmt(cell, r):
         text += f"; CPU/IO i {r['cpu_i']:.2f} t {r['cpu_t']:.2f} µs"
     if r.get("jit", 0) > 0:  # our initiator's JIT still compiling inside the window
         text += f"; JIT {r['jit']} ms"
+    if r.get("retrans", 0) > 0:  # spurious on loopback: reordering (perf/README.md)
+        text += f"; retrans {r['retrans']}"
     return text
 
 
@@ -115,7 +127,8 @@ def round_tables(out, cells, modes):
           f"({fp[2]} rt/s), block p50 {fb[0]} µs p99 {fb[1]} µs ({fb[2]} rt/s)\n")
     print("Each figure: IOPS (QD1: p50 completion latency) with p99 and p99.99, and the CPU per I/O of the initiator "
           "(i) and the target (t) process: utime+stime from /proc/PID/stat inside the window, divided by the I/Os; "
-          "for our initiator, the time its JIT still compiled inside the window, if any (JIT).\n")
+          "for our initiator, the time its JIT still compiled inside the window, if any (JIT); the TCP segments the "
+          "machine retransmitted during the run, ramp included, if any (retrans).\n")
     print("| 4 KiB unless noted | " + " | ".join(c[0] for c in cols) + " | floor |")
     print("|---|" + "---|" * (len(cols) + 1))
     for cell in cells:

@@ -19,8 +19,9 @@
 # ours reads unwritten blocks from one shared zero buffer).
 #
 # Every figure carries its p99 and p99.99 and the CPU per I/O of both processes (utime+stime from /proc/PID/stat,
-# sampled inside the measured window, the same way for SPDK's processes and ours), and with SPDK_DIR a second table
-# gives the ratios to SPDK->SPDK.
+# sampled inside the measured window, the same way for SPDK's processes and ours) and, when there were any, the TCP
+# segments the machine retransmitted during the run; with SPDK_DIR a second table gives the ratios to SPDK->SPDK. The
+# tables name the machine's TCP congestion control, which on loopback changes the 128 KiB cells (perf/README.md).
 #
 # Rounds: this VM's loopback moves between a fast and a slow phase within minutes (perf/README.md), so a ratio taken
 # between two blocks run minutes apart measures the phase as much as the code. The whole set runs ROUNDS times (2),
@@ -87,7 +88,8 @@ case "$PREALLOC" in
   *) echo "vs-spdk.sh: PREALLOC must be on or off, not '$PREALLOC'" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
-echo "vs-spdk.sh: results in $OUT; order $ORDER; SQ flow control of our perf's queues $SQFLOW; our namespace preallocated $PREALLOC; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+CC=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)
+echo "vs-spdk.sh: results in $OUT; order $ORDER; SQ flow control of our perf's queues $SQFLOW; our namespace preallocated $PREALLOC; TCP congestion control $CC; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$ROOT/bin/nvmeof-perf" --help > /dev/null # builds on first use, outside the measured runs
 JAR=$(ls "$ROOT"/perf/build/nvmeof-perf-*.jar | grep -v -- '-tests.jar' | head -1)
 
@@ -161,11 +163,20 @@ cpu_probe() { # OUTFILE TIMEOUT_PID STARTUP (the initiator is the child of that 
     -v t="$((t1 - t0))" -v i="$((i1 - i0))" 'BEGIN { printf "%.4f %.4f\n", t / hz / dt, i / hz / dt }' > "$1"
 }
 
+# TCP segments this machine has retransmitted so far (RetransSegs of /proc/net/snmp), or nothing if it cannot be read.
+tcp_retrans() {
+  awk '$1 == "Tcp:" { if (!n) { for (i = 2; i <= NF; i++) if ($i == "RetransSegs") c = i; n = 1 } else if (c) print $c }' \
+    /proc/net/snmp 2>/dev/null || true
+}
+
 # Runs an initiator command in the background with the CPU probe beside it and waits for both. A run that outlives
-# its ramp and runtime by RUN_SLACK seconds (120; e.g. a controller lost and reconnecting) is stopped.
+# its ramp and runtime by RUN_SLACK seconds (120; e.g. a controller lost and reconnecting) is stopped. RD/NAME.retrans
+# gets the TCP segments the machine retransmitted during the run (ramp included; loopback: spurious retransmissions
+# after reordering, which BBR's pacing provokes, see perf/README.md, "128 KiB reads through SPDK's target and BBR").
 run_measured() { # NAME LOG STARTUP CMD...
-  local name=$1 log=$2 startup=$3 ipid ppid rc=0
+  local name=$1 log=$2 startup=$3 ipid ppid rc=0 r0 r1
   shift 3
+  r0=$(tcp_retrans)
   timeout --kill-after=10 $((RAMP + RUNTIME + ${RUN_SLACK:-120})) "$@" > "$log" 2>&1 &
   ipid=$!
   cpu_probe "$RD/$name.cpu" "$ipid" "$startup" &
@@ -173,6 +184,8 @@ run_measured() { # NAME LOG STARTUP CMD...
   wait "$ipid" || rc=$?
   kill "$ppid" 2>/dev/null || true
   wait "$ppid" 2>/dev/null || true
+  r1=$(tcp_retrans)
+  [ -z "$r0" ] || [ -z "$r1" ] || echo $((r1 - r0)) > "$RD/$name.retrans"
   return "$rc"
 }
 
@@ -331,6 +344,7 @@ done
 {
   echo "Our perf's queues: SQ flow control $SQFLOW (SQFLOW; off: disable_sqflow=1, reads answered by C2HData alone)."
   echo "Our target's namespace: preallocated $PREALLOC (PREALLOC; on: all its memory at start, huge-page slabs, as SPDK's malloc bdev)."
+  echo "TCP congestion control: $CC (net.ipv4.tcp_congestion_control, the machine's; every socket of every process here)."
   echo
   for i in "${!DIRS[@]}"; do
     echo "### Round $((i + 1))"

@@ -126,9 +126,15 @@ class VsSpdkScriptIT {
                         .path("iops")
                         .asDouble();
                 assertTrue(iops > 0, result + ": " + iops);
+                // and the machine's TCP retransmissions during the run were counted (/proc/net/snmp)
+                Path retrans = out.resolve(round).resolve("ours-" + mode + "-qd1.retrans");
+                assertTrue(Long.parseLong(Files.readString(retrans).trim()) >= 0, retrans.toString());
             }
         }
         String tables = Files.readString(out.resolve("results.md"));
         assertTrue(tables.contains("### Round 1") && tables.contains("### Round 2"), tables);
+        String cc = Files.readString(Path.of("/proc/sys/net/ipv4/tcp_congestion_control"))
+                .trim();
+        assertTrue(tables.contains("TCP congestion control: " + cc + " "), tables);
     }
 }
