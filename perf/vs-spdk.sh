@@ -172,7 +172,8 @@ tcp_retrans() {
 # Runs an initiator command in the background with the CPU probe beside it and waits for both. A run that outlives
 # its ramp and runtime by RUN_SLACK seconds (120; e.g. a controller lost and reconnecting) is stopped. RD/NAME.retrans
 # gets the TCP segments the machine retransmitted during the run (ramp included; loopback: spurious retransmissions
-# after reordering, which BBR's pacing provokes, see perf/README.md, "128 KiB reads through SPDK's target and BBR").
+# after reordering, which BBR's pacing provokes: perf/README.md, "128 KiB reads through SPDK's target lose to BBR's
+# pacing").
 run_measured() { # NAME LOG STARTUP CMD...
   local name=$1 log=$2 startup=$3 ipid ppid rc=0 r0 r1
   shift 3
@@ -344,7 +345,7 @@ done
 {
   echo "Our perf's queues: SQ flow control $SQFLOW (SQFLOW; off: disable_sqflow=1, reads answered by C2HData alone)."
   echo "Our target's namespace: preallocated $PREALLOC (PREALLOC; on: all its memory at start, huge-page slabs, as SPDK's malloc bdev)."
-  echo "TCP congestion control: $CC (net.ipv4.tcp_congestion_control, the machine's; every socket of every process here)."
+  echo "TCP congestion control: $CC (net.ipv4.tcp_congestion_control, the default of every new socket; neither SPDK nor we choose another)."
   echo
   for i in "${!DIRS[@]}"; do
     echo "### Round $((i + 1))"

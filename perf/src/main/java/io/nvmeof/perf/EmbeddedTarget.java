@@ -174,8 +174,8 @@ public final class EmbeddedTarget implements AutoCloseable {
         List<String> o = new ArrayList<>();
         o.add("-Dio.netty.leakDetection.level=disabled");
         o.add("-Dio.netty.recycler.chunkSize=256"); // as bin/lib.sh: no recycler chunk allocation in I/O bursts
-        o.add("-Dio.netty.allocator.maxCachedBufferCapacity=65536"); // as bin/lib.sh: 64 KiB read buffers, no arena
-        // lock
+        // as bin/lib.sh: the thread caches keep 64 KiB socket read buffers, so those skip the arena's lock
+        o.add("-Dio.netty.allocator.maxCachedBufferCapacity=65536");
         if (extra != null && !extra.isBlank()) {
             o.addAll(List.of(extra.trim().split("\\s+")));
         }
