@@ -7,7 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -74,6 +79,28 @@ class EmbeddedTargetTest {
                         "-Dio.netty.recycler.chunkSize=256",
                         "-Dio.netty.allocator.maxCachedBufferCapacity=65536"),
                 EmbeddedTarget.jvmOptions(null));
+    }
+
+    /**
+     * The launchers (bin/lib.sh's {@code nvmeof_netty_opts}), the container image's entry point and the perf tool's
+     * own target each spell out Netty's tuning options; this fails when one of them changes and another does not.
+     */
+    @Test
+    void launchersImageAndPerfTargetSetTheSameNettyOptions() throws Exception {
+        Path root = Path.of("..").toAbsolutePath().normalize();
+        String lib = Files.readString(root.resolve("bin/lib.sh"));
+        Matcher m = Pattern.compile("nvmeof_netty_opts\\(\\) \\{\\s*echo \"([^\"]+)\"")
+                .matcher(lib);
+        assertTrue(m.find(), "bin/lib.sh defines nvmeof_netty_opts with one echo");
+        List<String> launchers = Arrays.asList(m.group(1).trim().split("\\s+"));
+        assertEquals(EmbeddedTarget.jvmOptions(null), launchers, "bin/lib.sh against EmbeddedTarget.jvmOptions");
+        String entryPoint = Files.readAllLines(root.resolve("Dockerfile")).stream()
+                .filter(l -> l.startsWith("ENTRYPOINT"))
+                .findFirst()
+                .orElseThrow();
+        for (String option : launchers) {
+            assertTrue(entryPoint.contains(" " + option + " "), "the Dockerfile's entry point lacks " + option);
+        }
     }
 
     @Test
