@@ -333,13 +333,25 @@ public final class Controller {
         return Status.SUCCESS;
     }
 
-    /** The CC state machine of nvmeof-protocol.md §2.3: enable, reset and shutdown handshakes, CFS on a bad CC. */
+    /**
+     * The CC state machine of nvmeof-protocol.md §2.3: enable, reset and shutdown handshakes, CFS on a bad CC.
+     *
+     * <p>After a completed shutdown a CC with EN = 1 and SHN = 00b starts the controller again, as if EN had gone from
+     * 0 to 1. NVMe Base 2.0c §3.6 (Controller Shutdown) asks for a reset (CC.EN = 0) first and leaves commands after
+     * a shutdown undefined; nvmet and SPDK both go on processing them (nvmet zeroes CC at the shutdown, so the next
+     * EN = 1 enables it again), so a host that clears SHN and carries on is answered, not refused with Command
+     * Sequence Error.
+     */
     private void updateCc(int next) {
         int old = cc;
         cc = next;
         boolean enNew = (next & Properties.CC_EN) != 0;
         boolean enOld = (old & Properties.CC_EN) != 0;
-        if (enNew && !enOld) {
+        boolean restart = enNew
+                && enOld
+                && Properties.ccShn(next) == 0
+                && (csts & Properties.CSTS_SHST_MASK) == Properties.CSTS_SHST_COMPLETE;
+        if (enNew && (!enOld || restart)) {
             if (ccValid(next)) {
                 csts = Properties.CSTS_RDY;
                 armKeepAlive(); // nvmet re-arms the timer when the controller is enabled (nvmeof-protocol.md §3.5)

@@ -192,8 +192,28 @@ class ConnectTest {
         check(host.propertySet(Properties.CC, 0x00464001));
         int shut = host.propertyGet(Properties.CSTS, false).dw0();
         assertEquals(Properties.CSTS_SHST_COMPLETE, shut);
+        assertEquals(
+                Status.dnr(Status.COMMAND_SEQUENCE_ERROR),
+                host.admin(InJvmHost.identify(1, 0)).status(),
+                "no command after a shutdown while SHN is set");
         check(host.propertySet(Properties.CC, 0x00460001));
-        assertEquals(0, host.propertyGet(Properties.CSTS, false).dw0() & Properties.CSTS_SHST_MASK);
+        // SHN back to 0 with EN = 1 clears SHST and starts the controller again (nvmet, SPDK; the spec leaves it open)
+        assertEquals(
+                Properties.CSTS_RDY, host.propertyGet(Properties.CSTS, false).dw0());
+        check(host.admin(InJvmHost.identify(1, 0)));
+        // EN and SHN set in one write: enabled, then shut down at once; SHN cleared again: ready
+        check(host.propertySet(Properties.CC, 0x00460000));
+        check(host.propertySet(Properties.CC, 0x00468001));
+        assertEquals(
+                Properties.CSTS_SHST_COMPLETE,
+                host.propertyGet(Properties.CSTS, false).dw0());
+        check(host.propertySet(Properties.CC, 0x00460001));
+        assertEquals(
+                Properties.CSTS_RDY, host.propertyGet(Properties.CSTS, false).dw0());
+        // a second EN = 1 without a shutdown before it changes nothing
+        check(host.propertySet(Properties.CC, 0x00460001));
+        assertEquals(
+                Properties.CSTS_RDY, host.propertyGet(Properties.CSTS, false).dw0());
     }
 
     @Test
