@@ -180,6 +180,11 @@ final class AdminCommands {
                     log = controller.errorLog();
                     break;
                 case SMART_HEALTH_INFORMATION:
+                    if (c.nsid() != 0 && c.nsid() != 0xFFFFFFFF && subsystem().namespace(c.nsid()) == null) {
+                        // Per namespace (LPA bit 0): an NSID that names no attached namespace is refused as by nvmet
+                        // (NVMe Base 2.0c §5.16.1.3; 0h and FFFFFFFFh ask for the whole controller).
+                        return Status.dnr(Status.INVALID_NAMESPACE);
+                    }
                     log = LogPages.health(subsystem(), c.nsid(), controller.createdNanos());
                     break;
                 case CHANGED_NAMESPACE_LIST:

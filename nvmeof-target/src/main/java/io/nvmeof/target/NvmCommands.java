@@ -107,6 +107,10 @@ final class NvmCommands {
         RamNamespace ns = session.subsystem().namespace(nsid);
         if (ns == null) {
             // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM; file-backed ones are forced.
+            if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF && request.dataLength() != 0) {
+                session.complete(request, checkNoData(request));
+                return;
+            }
             if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF && flushFiles(request)) {
                 return;
             }
@@ -190,6 +194,10 @@ final class NvmCommands {
                 return;
             }
             case FLUSH:
+                if (request.dataLength() != 0) {
+                    session.complete(request, checkNoData(request));
+                    return;
+                }
                 if (ns.persistent()) {
                     // A file: completes once every write completed before it is on the device (msync).
                     NamespaceFlusher.forceThenComplete(session, request, ns, 0, -1, Status.SUCCESS);
@@ -202,7 +210,10 @@ final class NvmCommands {
                     session.complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
                     return;
                 }
-                int status = checkRange(c, ns);
+                int status = checkNoData(request);
+                if (status == Status.SUCCESS) {
+                    status = checkRange(c, ns);
+                }
                 if (status == Status.SUCCESS) {
                     if (!beginWrite()) {
                         retryLater(() -> run(request, c));
@@ -229,11 +240,13 @@ final class NvmCommands {
                 session.complete(request, status);
                 return;
             }
-            case VERIFY:
+            case VERIFY: {
                 // Verify (NVM Command Set 1.0c §3.3.4): RAM holds no unreadable block, so a range that exists
                 // verifies. No data moves; FUA, LR and PRINFO change nothing here.
-                session.complete(request, checkRange(c, ns));
+                int status = checkNoData(request);
+                session.complete(request, status == Status.SUCCESS ? checkRange(c, ns) : status);
                 return;
+            }
             case COPY: {
                 int status = NvmCopy.check(request, c, ns);
                 if (status != Status.SUCCESS) {
@@ -279,6 +292,16 @@ final class NvmCommands {
             return Status.dnr(Status.LBA_OUT_OF_RANGE);
         }
         return Status.SUCCESS;
+    }
+
+    /**
+     * A command that moves no data (Flush, Write Zeroes, Verify) with a data SGL longer than 0 bytes: Data SGL Length
+     * Invalid, as nvmet answers. Our Identify Controller leaves SGLS bit 18 clear (no SGL longer than the data to be
+     * transferred), and for such a controller a longer SGL is that status (NVMe Base 2.0c, Generic Command Status
+     * values, "Data SGL Length Invalid").
+     */
+    static int checkNoData(TargetRequest request) {
+        return request.dataLength() == 0 ? Status.SUCCESS : Status.dnr(Status.DATA_SGL_LENGTH_INVALID);
     }
 
     /** Range, then SGL length = (NLB + 1) × block size exactly, like nvmet (nvmeof-protocol.md §4.1). */

@@ -235,6 +235,43 @@ class NvmIoTest {
         assertEquals(1, smart.getLong(32));
         assertEquals(1, smart.getLong(64), "host read commands");
         assertEquals(3, smart.getLong(80), "host write commands");
+        assertEquals(
+                3,
+                check(host.admin(InJvmHost.getLogPage(0x02, 1, 0, 512, false)))
+                        .dataBuffer()
+                        .getLong(80),
+                "namespace 1 alone (LPA bit 0)");
+        check(host.admin(InJvmHost.getLogPage(0x02, 0, 0, 512, false)));
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.admin(InJvmHost.getLogPage(0x02, 9, 0, 512, false)).status(),
+                "an NSID with no namespace, as nvmet");
+        assertEquals(
+                Status.dnr(Status.INVALID_NAMESPACE),
+                host.admin(InJvmHost.getLogPage(0x02, 0xB488C3D5, 0, 512, false))
+                        .status());
+    }
+
+    /** Flush, Write Zeroes and Verify move no data: a data SGL longer than 0 bytes is refused, as nvmet does. */
+    @Test
+    void commandsWithoutDataRefuseADataSgl() {
+        host.bringUp(TestTargets.NQN, 1);
+        FakeRequest verify = InJvmHost.writeZeroes(1, 0, 8, false);
+        verify.sqe().opcode(0x0C);
+        check(host.io(verify));
+        FakeRequest[] withData = {
+            InJvmHost.writeZeroes(1, 0, 1, false).dataLength(BS),
+            InJvmHost.flush(1).dataLength(BS),
+            InJvmHost.flush(0xFFFFFFFF).dataLength(8),
+            InJvmHost.writeZeroes(1, 0, 8, false).dataLength(8 * BS),
+        };
+        withData[3].sqe().opcode(0x0C);
+        for (FakeRequest r : withData) {
+            assertEquals(Status.dnr(Status.DATA_SGL_LENGTH_INVALID), host.io(r).status(), r.toString());
+        }
+        check(host.io(InJvmHost.writeZeroes(1, 0, 1, false)));
+        check(host.io(InJvmHost.flush(1)));
+        check(host.io(InJvmHost.flush(0xFFFFFFFF)));
     }
 
     @Test
