@@ -106,19 +106,16 @@ final class NvmCommands {
         int nsid = c.nsid();
         RamNamespace ns = session.subsystem().namespace(nsid);
         if (ns == null) {
-            // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM; file-backed ones are forced.
-            if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF && request.dataLength() != 0) {
-                session.complete(request, checkNoData(request));
+            if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF) {
+                // Flush of all namespaces (nvmeof-protocol.md §4.3) has nothing to do in RAM; file-backed ones are
+                // forced (flushFiles completes the request then).
+                int status = checkNoData(request);
+                if (status != Status.SUCCESS || !flushFiles(request)) {
+                    session.complete(request, status);
+                }
                 return;
             }
-            if (opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF && flushFiles(request)) {
-                return;
-            }
-            session.complete(
-                    request,
-                    opcode == NvmOpcode.FLUSH && nsid == 0xFFFFFFFF
-                            ? Status.SUCCESS
-                            : Status.dnr(Status.INVALID_NAMESPACE));
+            session.complete(request, Status.dnr(Status.INVALID_NAMESPACE));
             return;
         }
         // ANA (AnaPath): a group inaccessible, persistently lost or changing on this path fails every I/O command with
@@ -193,18 +190,16 @@ final class NvmCommands {
                 request.receiveData(session); // continues in compareData()
                 return;
             }
-            case FLUSH:
-                if (request.dataLength() != 0) {
-                    session.complete(request, checkNoData(request));
-                    return;
-                }
-                if (ns.persistent()) {
+            case FLUSH: {
+                int status = checkNoData(request);
+                if (status == Status.SUCCESS && ns.persistent()) {
                     // A file: completes once every write completed before it is on the device (msync).
                     NamespaceFlusher.forceThenComplete(session, request, ns, 0, -1, Status.SUCCESS);
                     return;
                 }
-                session.complete(request, Status.SUCCESS); // RAM: written data is already where reads find it
+                session.complete(request, status); // RAM: written data is already where reads find it
                 return;
+            }
             case WRITE_ZEROES: {
                 if (ns.readOnly()) {
                     session.complete(request, Status.dnr(Status.NAMESPACE_WRITE_PROTECTED));
