@@ -101,6 +101,11 @@ class GeneratorTest {
                     boolean edge =
                             slba < Geometry.EDGE_REGION_BLOCKS || slba >= G.blocks() - Geometry.EDGE_REGION_BLOCKS;
                     assertTrue(!inside || edge, c.label());
+                    long end = slba + (c.cdw(12) & 0xFFFF) + 1; // one past the last block
+                    boolean restored = slba >= G.blocks() - Geometry.EDGE_REGION_BLOCKS
+                            || end <= Geometry.RESTORED_HEAD_BLOCKS
+                            || end > G.blocks(); // beyond the namespace: refused by both
+                    assertTrue(!inside || restored, "reaches past what the runner restores: " + c.label());
                 }
             }
         }

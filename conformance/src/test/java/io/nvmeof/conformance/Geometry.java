@@ -14,8 +14,15 @@ public record Geometry(String subNqn, String hostNqn, UUID hostId, long blocks, 
             (16L << 20) / 512,
             512);
 
-    /** Blocks at each end of the namespace that commands which change the media may touch (the runner zeroes them). */
+    /** Blocks at each end of the namespace where commands which change the media start. */
     public static final int EDGE_REGION_BLOCKS = 64;
+
+    /**
+     * Blocks from the namespace's start that a media-changing command can reach: it starts in the first edge region
+     * and may run on for up to 256 blocks (NLB up to 255; a longer one is beyond the namespace or its data). The runner
+     * zeroes all of them, and the last edge region, after a sequence that changed the media.
+     */
+    public static final int RESTORED_HEAD_BLOCKS = EDGE_REGION_BLOCKS + 256;
 
     public long bytes() {
         return blocks * blockSize;

@@ -10,8 +10,9 @@ import java.util.List;
  * Uncorrectable, Flush, Dataset Management, Copy, fused Compare and Write, reservation commands and undefined
  * opcodes — with SLBA/NLB at the namespace's edges and beyond, reserved bits, NSIDs and SGLs varied.
  *
- * <p>Commands that change the media only touch the first and the last {@link Geometry#EDGE_REGION_BLOCKS} blocks (or
- * lie beyond the end): the runner zeroes those regions after the sequence, so every sequence starts from zeros.
+ * <p>Commands that change the media start in the first or the last {@link Geometry#EDGE_REGION_BLOCKS} blocks (or lie
+ * beyond the end) and reach at most {@link Geometry#RESTORED_HEAD_BLOCKS} blocks from the start: the runner zeroes
+ * those blocks after the sequence, so every sequence starts from zeros.
  */
 final class NvmGen {
     /**

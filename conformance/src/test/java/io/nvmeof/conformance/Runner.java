@@ -127,8 +127,9 @@ final class Runner {
     }
 
     /**
-     * Zeroes the edge regions (what media-changing commands may touch) with plain Writes on a fresh controller, so the
-     * next sequence starts from zeros on both targets whatever each accepted.
+     * Zeroes what media-changing commands may touch ({@link Geometry#RESTORED_HEAD_BLOCKS} from the start, the last
+     * edge region) with plain Writes of one edge region each on a fresh controller, so the next sequence starts from
+     * zeros on both targets whatever each accepted.
      */
     void restore() throws IOException {
         try (RawHost admin = RawHost.connect(address)) {
@@ -141,7 +142,12 @@ final class Runner {
                 expect(io.execute(withCntlid(fabrics.ioConnect(), cntlid)), "restore: I/O Connect");
                 int n = Geometry.EDGE_REGION_BLOCKS;
                 byte[] zeros = new byte[n * g.blockSize()];
-                for (long slba : new long[] {0, g.blocks() - n}) {
+                List<Long> starts = new ArrayList<>();
+                for (long slba = 0; slba < Geometry.RESTORED_HEAD_BLOCKS; slba += n) {
+                    starts.add(slba);
+                }
+                starts.add(g.blocks() - n);
+                for (long slba : starts) {
                     Cmd w = Sqe.io(0x01, "restore write")
                             .nsid(1)
                             .cdw(10, (int) slba)
